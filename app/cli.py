@@ -1,0 +1,45 @@
+"""The ``evaluator`` command line. Thin: each command parses flags, calls the library, prints.
+
+Every command lives in its own module under ``app/commands`` and exposes ``register(app)``. Modules
+import torch/transformers inside the command bodies so ``evaluator --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import import_module
+
+import typer
+
+COMMAND_MODULES = (
+    "domains",
+    "model",
+    "train",
+    "sft",
+    "evaluate",
+    "methodology",
+    "fund",
+    "plan",
+    "plot",
+    "demo",
+)
+
+app = typer.Typer(
+    name="evaluator",
+    help="Domain packs (GSM8K, Korean fund evaluation), one QLoRA GRPO trainer, one evaluation harness.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+for _name in COMMAND_MODULES:
+    import_module(f"evaluator.app.commands.{_name}").register(app)
+
+
+def main() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    app()
+
+
+if __name__ == "__main__":
+    main()

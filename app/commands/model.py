@@ -1,0 +1,46 @@
+"""`evaluator model build-tiny`: the offline tiny Qwen3 model every code path can run on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evaluator.app.console import console, fail
+
+
+def register(app: typer.Typer) -> None:
+    model = typer.Typer(help="Models: presets and the offline tiny model.", no_args_is_help=True)
+    app.add_typer(model, name="model")
+
+    @model.command("build-tiny")
+    def build_tiny_cmd(
+        out: Path = typer.Option(None, "--out", help="Folder (default: the cache, where --model tiny looks)."),
+        kind: str = typer.Option("tiny", help="tiny (tests, ~0.1 M params) or tiny-demo (~2.5 M, digit tokens)."),
+        force: bool = typer.Option(False, "--force", help="Rebuild even if it exists."),
+    ) -> None:
+        """Build a tiny Qwen3ForCausalLM + byte-level BPE tokenizer offline and save them."""
+        import shutil
+
+        from evaluator.training.models import TINY_NAMES, cache_dir, ensure_tiny
+
+        if kind not in TINY_NAMES:
+            fail(f"--kind must be one of {', '.join(TINY_NAMES)}")
+        target = out or cache_dir() / "models" / kind
+        if target.exists() and any(target.iterdir()):
+            if not force:
+                if (target / "config.json").exists():
+                    console.print(f"already built: {target} (use --force to rebuild)")
+                    return
+                fail(f"{target} exists and is not a model folder")
+            shutil.rmtree(target)
+        path = ensure_tiny(kind, target)
+        console.print(f"[green]built[/] {kind} model in {path}")
+
+    @model.command("presets")
+    def presets_cmd() -> None:
+        """List the model presets and their hub ids."""
+        from evaluator.training.presets import PRESETS
+
+        for p in PRESETS.values():
+            console.print(f"{p.name:22} {p.hub_id:36} {p.family}")

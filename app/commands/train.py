@@ -1,0 +1,107 @@
+"""`evaluator train`: GRPO for any domain pack, flags over an optional YAML config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evaluator.app.console import console, fail
+
+
+def parse_weights(items: list[str] | None) -> dict[str, float] | None:
+    """``["correctness=2", "int=0.5"]`` → ``{"correctness": 2.0, "int": 0.5}``."""
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            fail(f"--reward-weight expects NAME=NUMBER, got {item!r}")
+    return out
+
+
+def run_training(overrides: dict, config: Path | None) -> dict:
+    """Load config, run, and turn expected failures into one clear message."""
+    from evaluator.domains.base import PackError
+    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.training.config import ConfigError, load_config
+    from evaluator.training.grpo import train
+    from evaluator.training.oom import TrainingOOM
+    from evaluator.training.run_setup import TrainingError
+
+    try:
+        cfg = load_config(config, overrides)
+        return train(cfg, console=console)
+    except (ConfigError, PackError, OutputExistsError, TrainingError, TrainingOOM, FileNotFoundError) as exc:
+        fail(str(exc))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_cmd(
+        domain: str = typer.Option(None, help="Domain pack (gsm8k, fund)."),
+        model: str = typer.Option(None, help="Preset, tiny, hub id or local path."),
+        data: str = typer.Option(None, help="Data source: synthetic, a hub id, a JSONL file or folder."),
+        split: str = typer.Option(None, help="Training split."),
+        style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
+        language: str = typer.Option(None, help="System prompt language: en or ko."),
+        limit: int = typer.Option(None, help="Use only the first N rows."),
+        output_dir: str = typer.Option(None, "--output-dir", "-o", help="Run folder."),
+        config: Path = typer.Option(None, "--config", "-c", help="YAML run config; flags override it."),
+        quantize: str = typer.Option(None, help="4bit or none (default: 4bit on CUDA, none on CPU)."),
+        lora: bool = typer.Option(None, "--lora/--no-lora", help="Train a LoRA adapter (default) or the full model."),
+        lora_r: int = typer.Option(None, "--lora-r", help="LoRA rank (default 16)."),
+        lora_alpha: int = typer.Option(None, "--lora-alpha", help="LoRA alpha (default 32)."),
+        num_generations: int = typer.Option(None, help="Completions per prompt (default 4)."),
+        max_completion_length: int = typer.Option(None, help="Max new tokens per completion (default 256)."),
+        learning_rate: float = typer.Option(None, "--learning-rate", "--lr", help="Learning rate (default 5e-6)."),
+        beta: float = typer.Option(None, help="KL coefficient (default 0)."),
+        loss_type: str = typer.Option(None, help="dapo (default), grpo, dr_grpo, bnpo."),
+        scale_rewards: str = typer.Option(None, help="group (default), batch or none."),
+        epsilon: float = typer.Option(None, help="Clip range (default 0.2)."),
+        epsilon_high: float = typer.Option(None, help="Upper clip range (clip-higher)."),
+        temperature: float = typer.Option(None, help="Rollout temperature (default 1.0)."),
+        per_device_batch: int = typer.Option(None, "--per-device-batch", help="Per-device batch (default 4)."),
+        grad_accum: int = typer.Option(None, "--grad-accum", help="Gradient accumulation steps (default 1)."),
+        max_steps: int = typer.Option(None, help="Optimizer steps (-1 = epochs)."),
+        epochs: float = typer.Option(None, help="Epochs when max-steps is -1."),
+        max_seconds: float = typer.Option(None, help="Stop cleanly after this much wall time."),
+        seed: int = typer.Option(None, help="Random seed (default 42)."),
+        logging_steps: int = typer.Option(None, help="Log every N steps (default 1)."),
+        save_steps: int = typer.Option(None, help="Checkpoint every N steps (default 50; last step always)."),
+        rewards: str = typer.Option(None, help="Comma-separated subset of the pack's rewards."),
+        reward_weight: list[str] = typer.Option(None, "--reward-weight", help="NAME=WEIGHT, repeatable."),
+        optim: str = typer.Option(None, help="Optimizer (default paged_adamw_8bit on CUDA, adamw_torch on CPU)."),
+        gradient_checkpointing: bool = typer.Option(None, "--gradient-checkpointing/--no-gradient-checkpointing"),
+        init_from: str = typer.Option(None, "--init-from", "--adapter", help="Start from this adapter/run (e.g. SFT)."),
+        resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the output dir."),
+        force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
+    ) -> None:
+        """Train a LoRA/QLoRA adapter with GRPO on a domain pack's rewards."""
+        overrides = {
+            "domain": domain, "model": model, "data": data, "split": split, "style": style, "language": language,
+            "limit": limit, "output_dir": output_dir, "quantize": quantize, "lora": lora, "lora_r": lora_r,
+            "lora_alpha": lora_alpha, "num_generations": num_generations,
+            "max_completion_length": max_completion_length, "learning_rate": learning_rate, "beta": beta,
+            "loss_type": loss_type, "scale_rewards": scale_rewards, "epsilon": epsilon, "epsilon_high": epsilon_high,
+            "temperature": temperature, "per_device_train_batch_size": per_device_batch,
+            "gradient_accumulation_steps": grad_accum, "max_steps": max_steps, "num_train_epochs": epochs,
+            "max_seconds": max_seconds, "seed": seed, "logging_steps": logging_steps, "save_steps": save_steps,
+            "rewards": [r.strip() for r in rewards.split(",")] if rewards else None,
+            "reward_weights": parse_weights(reward_weight), "optim": optim,
+            "gradient_checkpointing": gradient_checkpointing, "init_from": init_from,
+            "resume": resume or None, "force": force or None,
+        }
+        summary = run_training(overrides, config)
+        best = summary.get("best") or {}
+        console.print(
+            f"[bold green]done[/] step {summary['global_step']} · reward {summary['reward_first']} → "
+            f"{summary['reward_last']} · best {best.get('reward')} at step {best.get('step')} · "
+            f"{summary['seconds_per_step']} s/step"
+        )
+        console.print(f"adapter: {summary['final_adapter']}  ·  run folder: {summary['output_dir']}")

@@ -1,0 +1,153 @@
+"""The contract every domain pack implements.
+
+A pack owns everything domain-specific: its rubric (validated JSON), its datasets in TRL's
+conversational prompt format, its prompt styles, its reward functions and its grader. The trainer and
+the evaluation harness only ever see a :class:`DomainPack`, obtained from :mod:`evaluator.domains.registry`.
+
+One grader, two callers: ``grade`` scores one completion with the *same* reward functions the trainer
+optimises, so a training reward and an evaluation verdict can never disagree.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+RewardFn = Callable[..., list[float | None]]
+"""TRL-compatible reward: ``fn(completions, **dataset_columns) -> list[float | None]``."""
+
+
+def completion_text(completion: Any) -> str:
+    """The assistant text of one TRL completion (a string, or a list of chat messages)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        return str(completion.get("content") or "")
+    if isinstance(completion, Sequence):
+        return "".join(str(m.get("content") or "") for m in completion if isinstance(m, Mapping))
+    return str(completion)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one completion was graded: what was read, whether it counts, and every reward's score."""
+
+    extracted: str | None
+    correct: bool
+    format_ok: bool
+    scores: dict[str, float | None]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class PackError(ValueError):
+    """A pack was asked for something it cannot provide (unknown style, source, …)."""
+
+
+class DomainPack(ABC):
+    """Base class for domain packs. Subclasses fill in the abstract parts; the rest is shared."""
+
+    name: str = ""
+    description: str = ""
+    styles: tuple[str, ...] = ()
+    primary_reward: str = "correctness"
+    """The reward whose score of 1.0 means "correct" in evaluation reports."""
+
+    @abstractmethod
+    def rubric(self) -> dict[str, Any]:
+        """The pack's rubric, already validated against its JSON Schema."""
+
+    @abstractmethod
+    def reward_functions(self) -> dict[str, RewardFn]:
+        """Named TRL reward functions. They read ``style`` and gold columns from the dataset kwargs."""
+
+    @abstractmethod
+    def dataset(
+        self,
+        source: str | None,
+        split: str,
+        *,
+        style: str | None = None,
+        language: str = "en",
+        limit: int | None = None,
+        seed: int = 0,
+    ) -> Any:
+        """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``id``, ``style`` and gold columns."""
+
+    @abstractmethod
+    def extract(self, text: str, *, style: str, mode: str = "strict") -> str | None:
+        """Read the final answer from a completion (``strict``: the style's format only; ``flexible``)."""
+
+    @abstractmethod
+    def is_correct(self, extracted: str | None, row: Mapping[str, Any]) -> bool:
+        """Compare an extracted answer with the row's gold answer."""
+
+    # ---- shared behaviour -------------------------------------------------------------------
+    @property
+    def default_style(self) -> str:
+        return str(self.rubric().get("default_style") or self.styles[0])
+
+    def default_weights(self) -> dict[str, float]:
+        """Reward weights as the rubric states them (CLI/config may override)."""
+        rewards = self.rubric().get("rewards", {})
+        return {name: float(spec.get("weight", 1.0)) for name, spec in rewards.items()}
+
+    def reward_descriptions(self) -> dict[str, str]:
+        rewards = self.rubric().get("rewards", {})
+        return {name: str(spec.get("description", "")) for name, spec in rewards.items()}
+
+    def check_style(self, style: str | None) -> str:
+        chosen = style or self.default_style
+        if chosen not in self.styles:
+            raise PackError(f"pack {self.name!r} has no prompt style {chosen!r}; choose one of {', '.join(self.styles)}")
+        return chosen
+
+    def grade(self, completion: str, row: Mapping[str, Any], *, style: str | None = None, extract: str = "strict") -> Verdict:
+        """Score one completion with every reward function and decide correctness.
+
+        ``extract="strict"`` counts an answer only from the style's answer slot;
+        ``"flexible"`` falls back to the pack's lenient reading (e.g. the last number).
+        """
+        style = self.check_style(style or row.get("style"))
+        columns = {k: [v] for k, v in row.items() if k not in ("prompt", "completion")}
+        columns["style"] = [style]
+        scores: dict[str, float | None] = {}
+        for name, fn in self.reward_functions().items():
+            scores[name] = fn([completion], **columns)[0]
+        strict = self.extract(completion, style=style, mode="strict")
+        extracted = strict if extract == "strict" else self.extract(completion, style=style, mode="flexible")
+        correct = self.is_correct(extracted, row)
+        return Verdict(extracted=extracted, correct=correct, format_ok=strict is not None, scores=scores)
+
+    def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
+        """Domain-specific figures for an evaluation report (none by default)."""
+        return {}
+
+    def reference_solution(self, row: Mapping[str, Any], *, style: str | None = None) -> str | None:
+        """A worked answer in the prompt style, for supervised warm starts; None if the pack has none."""
+        return None
+
+    def tokenizer_corpus(self, limit: int = 400) -> list[str]:
+        """Representative text (prompts, answers) for training the offline tiny tokenizer."""
+        return []
+
+    def judge_context(self, row: Mapping[str, Any]) -> dict[str, str]:
+        """What an LLM judge needs besides the completion: the task and the reference."""
+        prompt = row.get("prompt")
+        task = completion_text([m for m in prompt if m.get("role") == "user"]) if isinstance(prompt, list) else str(prompt)
+        return {"task": task, "reference": str(row.get("answer", ""))}
+
+    def judge_levels(self) -> dict[str, str]:
+        """Descriptions of the 0–5 judge scale, from the rubric when it has them."""
+        levels = self.rubric().get("judge_levels")
+        if levels:
+            return {str(k): str(v) for k, v in levels.items()}
+        return {
+            "0": "No answer, or unrelated to the task.",
+            "1": "Attempts the task but the reasoning is mostly wrong.",
+            "2": "Some correct steps, major errors, wrong result.",
+            "3": "Mostly sound reasoning with a significant slip.",
+            "4": "Correct result, reasoning clear with minor gaps.",
+            "5": "Correct result with complete, clear, verifiable reasoning.",
+        }

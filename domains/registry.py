@@ -1,0 +1,38 @@
+"""Name → domain pack. Packs are imported lazily so the trainer and harness never import one by name."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import import_module
+
+from evaluator.domains.base import DomainPack, PackError
+
+_PACKS: dict[str, str] = {
+    "gsm8k": "evaluator.domains.gsm8k.pack:GSM8KPack",
+    "fund": "evaluator.domains.fund.pack:FundPack",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Register a pack by ``"module.path:ClassName"`` (used by plug-ins and tests)."""
+    _PACKS[name] = target
+    get_pack.cache_clear()
+
+
+def pack_names() -> list[str]:
+    return sorted(_PACKS)
+
+
+@cache
+def get_pack(name: str) -> DomainPack:
+    if name not in _PACKS:
+        raise PackError(f"unknown domain {name!r}; known domains: {', '.join(pack_names())}")
+    module_name, _, cls_name = _PACKS[name].partition(":")
+    cls = getattr(import_module(module_name), cls_name)
+    return cls()
+
+
+def unregister(name: str) -> None:
+    """Remove a registered pack (tests and plug-in reloads)."""
+    _PACKS.pop(name, None)
+    get_pack.cache_clear()

@@ -1,0 +1,122 @@
+"""Output files that never lose work: atomic writes, no silent overwrite, names that stay inside a folder.
+
+Every document the product writes goes through these helpers, so a crash mid-write leaves either the
+old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+class OutputExistsError(FileExistsError):
+    """Raised when an output folder or file exists and the caller did not ask to overwrite it."""
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def atomic_write_json(path: str | os.PathLike[str], doc: Any, *, indent: int = 2) -> Path:
+    """Atomically write ``doc`` as UTF-8 JSON (Korean text stays readable: ``ensure_ascii=False``)."""
+    return atomic_write_text(path, json.dumps(doc, ensure_ascii=False, indent=indent, default=_json_default) + "\n")
+
+
+def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Path:
+    """Atomically write one JSON document per line."""
+    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows)
+    return atomic_write_text(path, text)
+
+
+def append_jsonl(path: str | os.PathLike[str], row: Any) -> None:
+    """Append one line; a single ``write`` of a whole line keeps concurrent appends from interleaving."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(line)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSONL file, naming the line of any malformed row."""
+    rows: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {lineno} is not valid JSON ({exc.msg})") from exc
+    return rows
+
+
+def prepare_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Create ``path``; refuse a non-empty existing folder unless ``force`` is set."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise OutputExistsError(f"{out} already exists and is not empty; pass --force to write into it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def ensure_new_file(path: str | os.PathLike[str], *, force: bool = False) -> Path:
+    """Refuse to overwrite an existing file unless ``force`` is set."""
+    target = Path(path)
+    if target.exists() and not force:
+        raise OutputExistsError(f"{target} already exists; pass --force to overwrite it")
+    return target
+
+
+_UNSAFE = re.compile(r"[^0-9A-Za-z가-힣._-]+")
+
+
+def safe_filename(name: str, *, default: str = "unnamed", max_len: int = 120) -> str:
+    """Turn data (a fund code, a model id) into a file name that cannot leave its folder."""
+    text = unicodedata.normalize("NFC", str(name)).strip()
+    text = _UNSAFE.sub("_", text).strip("._")
+    text = text[:max_len]
+    return text or default
+
+
+def path_inside(folder: str | os.PathLike[str], name: str, suffix: str = "") -> Path:
+    """Join a data-derived ``name`` under ``folder`` and prove the result is still inside it."""
+    base = Path(folder).resolve()
+    target = (base / (safe_filename(name) + suffix)).resolve()
+    if base != target.parent:
+        raise ValueError(f"refusing to write outside {base}: {name!r}")
+    return target
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):  # numpy scalars
+        return obj.item()
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, set):
+        return sorted(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")

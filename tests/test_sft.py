@@ -1,0 +1,143 @@
+"""Supervised cold start through the same model/LoRA machinery as GRPO, and GRPO continuing from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_sft_then_grpo_init_from(tmp_path: Path, tiny_model_dir: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    sft_dir = tmp_path / "sft"
+    result = run_cli(
+        "sft",
+        "--domain",
+        "gsm8k",
+        "--model",
+        "tiny",
+        "--data",
+        "synthetic",
+        "--max-steps",
+        "12",
+        "--learning-rate",
+        "3e-3",
+        "--max-seq-length",
+        "256",
+        "--output-dir",
+        str(sft_dir),
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (sft_dir / "metrics.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in rows if r.get("loss") is not None]
+    assert len(losses) == 12
+    # Imitating reference solutions must lower the loss of a random model quickly.
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+    summary = json.loads((sft_dir / "run_summary.json").read_text())
+    assert summary["kind"] == "sft" and summary["global_step"] == 12
+    sft_state = load_file(str(sft_dir / "final" / "adapter_model.safetensors"))
+
+    grpo_dir = tmp_path / "grpo"
+    result = run_cli(
+        "train",
+        "--domain",
+        "gsm8k",
+        "--model",
+        "tiny",
+        "--data",
+        "synthetic",
+        "--max-steps",
+        "1",
+        "--max-completion-length",
+        "16",
+        "--init-from",
+        str(sft_dir),
+        "--output-dir",
+        str(grpo_dir),
+    )
+    assert result.exit_code == 0, result.output
+    grpo_state = load_file(str(grpo_dir / "final" / "adapter_model.safetensors"))
+    assert grpo_state.keys() == sft_state.keys()
+    # GRPO started from the SFT adapter (same tensors up to one small step), not from a fresh LoRA (B = 0).
+    lora_b = [k for k in sft_state if "lora_B" in k]
+    assert all(torch.count_nonzero(sft_state[k]) > 0 for k in lora_b)
+    drift = max((grpo_state[k] - sft_state[k]).abs().max().item() for k in sft_state)
+    scale = max(sft_state[k].abs().max().item() for k in sft_state)
+    assert drift < 0.5 * scale
+
+
+def test_sft_reference_rendering_strips_calculator_annotations(tmp_path: Path) -> None:
+    from evaluator.domains.registry import get_pack
+
+    pack = get_pack("gsm8k")
+    row = {
+        "id": "x",
+        "question": "Tom has 3 bags of 4 apples. How many apples?",
+        "answer": "12",
+        "solution": "He has 3*4=<<3*4=12>>12 apples.",
+        "style": "xml",
+    }
+    text = pack.reference_solution(row, style="xml")
+    assert "<<" not in text and ">>" not in text
+    assert pack.extract(text, style="xml", mode="strict") == "12"
+    assert pack.grade(text, row, style="xml").correct
+
+
+def test_sft_refuses_pack_without_reference_solutions(tmp_path: Path) -> None:
+    from evaluator.domains.registry import register, unregister
+
+    register("noref", "test_sft:NoReferencePack")
+    try:
+        result = run_cli(
+            "sft",
+            "--domain",
+            "noref",
+            "--model",
+            "tiny",
+            "--max-steps",
+            "1",
+            "--output-dir",
+            str(tmp_path / "f"),
+        )
+    finally:
+        unregister("noref")
+    assert result.exit_code == 2
+    assert "no reference solutions" in result.output
+
+
+def _make_noref_pack():
+    from datasets import Dataset
+
+    from evaluator.domains.base import DomainPack
+
+    class NoReferencePack(DomainPack):
+        name = "noref"
+        styles = ("plain",)
+
+        def rubric(self):
+            return {"rewards": {"exact": {"weight": 1.0}}}
+
+        def reward_functions(self):
+            return {"exact": lambda completions, **kw: [0.0 for _ in completions]}
+
+        def dataset(self, source, split, *, style=None, language="en", limit=None, seed=0):
+            return Dataset.from_list(
+                [{"id": "1", "prompt": [{"role": "user", "content": "hi"}], "answer": "x", "style": "plain"}]
+            )
+
+        def extract(self, text, *, style, mode="strict"):
+            return text or None
+
+        def is_correct(self, extracted, row):
+            return extracted == row["answer"]
+
+    return NoReferencePack
+
+
+NoReferencePack = _make_noref_pack()

@@ -1,0 +1,147 @@
+"""Trainer callbacks: what a researcher watches and keeps — metrics, best adapter, progress, time limits."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from evaluator.methodology.outputs import append_jsonl
+from evaluator.training.run_setup import save_model_atomically
+
+BEST_DIR = "best_adapter"
+BEST_FILE = "best.json"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+class StepTimer(TrainerCallback):
+    """Measures seconds per optimizer step, reported with the next log line."""
+
+    def __init__(self) -> None:
+        self._t0: float | None = None
+        self.durations: list[float] = []
+
+    def on_step_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        self._t0 = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        if self._t0 is not None:
+            self.durations.append(time.perf_counter() - self._t0)
+
+    def pop_mean(self) -> float | None:
+        if not self.durations:
+            return None
+        mean = sum(self.durations) / len(self.durations)
+        self.durations = []
+        return mean
+
+
+class MetricsLogger(TrainerCallback):
+    """Appends every training log line to ``metrics.jsonl`` (append-only, so resumed runs keep history)."""
+
+    def __init__(self, path: Path, timer: StepTimer) -> None:
+        self.path = path
+        self.timer = timer
+        self.rows: list[dict[str, Any]] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+        if not logs or ("reward" not in logs and "loss" not in logs):
+            return
+        row = {"step": state.global_step, "epoch": state.epoch, "time": time.time()}
+        row.update({k: _clean(v) for k, v in logs.items()})
+        row["step_time"] = self.timer.pop_mean()
+        self.rows.append(row)
+        append_jsonl(self.path, row)
+
+
+class BestAdapterSaver(TrainerCallback):
+    """Saves ``best_adapter/`` whenever a logging window's mean reward reaches a new best."""
+
+    def __init__(self, out_dir: Path, tokenizer: Any) -> None:
+        self.target = out_dir / BEST_DIR
+        self.tokenizer = tokenizer
+        self.best: float | None = None
+        info = self.target / BEST_FILE
+        if info.exists():  # a resumed run must beat the earlier best, not overwrite it
+            self.best = float(json.loads(info.read_text(encoding="utf-8"))["reward"])
+
+    def on_log(self, args, state, control, logs=None, model=None, **kwargs):  # type: ignore[no-untyped-def]
+        reward = (logs or {}).get("reward")
+        if reward is None or model is None or (isinstance(reward, float) and math.isnan(reward)):
+            return
+        if self.best is None or reward > self.best:
+            self.best = float(reward)
+            save_model_atomically(
+                model, self.tokenizer, self.target,
+                extra={"step": state.global_step, "reward": self.best}, extra_name=BEST_FILE,
+            )
+
+
+class SaveLastStep(TrainerCallback):
+    """Always checkpoint the final step (and a time-limited stop), so ``--resume`` has something to continue."""
+
+    def __init__(self, max_seconds: float | None = None) -> None:
+        self.max_seconds = max_seconds
+        self.start = time.monotonic()
+        self.stopped_for_time = False
+
+    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        if self.max_seconds is not None and time.monotonic() - self.start >= self.max_seconds:
+            self.stopped_for_time = True
+            control.should_training_stop = True
+        if state.global_step >= state.max_steps or control.should_training_stop:
+            control.should_save = True
+        return control
+
+
+class RichProgress(TrainerCallback):
+    """A Rich progress bar with step, mean reward (or SFT loss), per-reward means and seconds/step."""
+
+    def __init__(self, console: Any = None, label: str = "GRPO") -> None:
+        from rich.console import Console
+
+        self.console = console or Console(stderr=True)
+        self.label = label
+        self.progress: Any = None
+        self.task: Any = None
+
+    def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"), console=self.console, transient=False,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("train", total=state.max_steps, completed=state.global_step, info="")
+        self._t0, self._step0 = time.perf_counter(), state.global_step
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+        if self.progress is None or not logs or ("reward" not in logs and "loss" not in logs):
+            return
+        parts = [f"reward {logs['reward']:.3f}"] if "reward" in logs else [f"loss {logs['loss']:.3f}"]
+        for key, val in logs.items():
+            if key.startswith("rewards/") and key.endswith("/mean") and val is not None:
+                parts.append(f"{key.split('/')[1]} {val:.2f}")
+        done = state.global_step - self._step0
+        if done > 0:
+            parts.append(f"{(time.perf_counter() - self._t0) / done:.2f} s/step")
+        self.progress.update(self.task, completed=state.global_step, info=" · ".join(parts))
+
+    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        if self.progress is not None:
+            self.progress.update(self.task, completed=state.global_step)
+
+    def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None

@@ -1,0 +1,219 @@
+"""The shared GRPO trainer: any domain pack's dataset and rewards, TRL's GRPOTrainer, LoRA/QLoRA.
+
+``train(cfg)`` is the whole story of a run: resolve the pack, load the policy (4-bit + LoRA where asked),
+build reward functions (the pack's, weighted by the rubric or overrides, plus an optional LLM judge), run
+TRL, and leave behind an adapter, checkpoints, metrics, completions, the best adapter and a summary.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator.domains.base import DomainPack, RewardFn, completion_text
+from evaluator.domains.registry import get_pack
+from evaluator.methodology.outputs import append_jsonl, atomic_write_json
+from evaluator.training.callbacks import (
+    BestAdapterSaver,
+    MetricsLogger,
+    RichProgress,
+    SaveLastStep,
+    StepTimer,
+)
+from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
+from evaluator.training.run_setup import (
+    TrainingError,
+    last_checkpoint,
+    load_policy,
+    prepare_run_dir,
+    save_model_atomically,
+)
+
+
+def named_reward(name: str, fn: RewardFn) -> RewardFn:
+    """Give a reward the rubric's name, so TRL logs ``rewards/<name>/mean``."""
+
+    @functools.wraps(fn)
+    def reward(*args: Any, **kwargs: Any) -> list[float | None]:
+        return fn(*args, **kwargs)
+
+    reward.__name__ = name
+    reward.__qualname__ = name
+    return reward
+
+
+def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[RewardFn], list[float]]:
+    """The pack's rewards (or the configured subset) with rubric weights, overrides applied."""
+    available = pack.reward_functions()
+    names = list(cfg.rewards or available)
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise TrainingError(f"unknown reward(s) {', '.join(unknown)} for {pack.name}; available: {', '.join(available)}")
+    weights = pack.default_weights()
+    overrides = cfg.reward_weights or {}
+    bad = [n for n in overrides if n not in available and n != "judge"]
+    if bad:
+        raise TrainingError(f"reward_weights names unknown reward(s): {', '.join(bad)}")
+    weights.update(overrides)
+    return names, [named_reward(n, available[n]) for n in names], [float(weights.get(n, 1.0)) for n in names]
+
+
+def _trainer_class() -> type:
+    from trl import GRPOTrainer
+
+    class EvaluatorGRPOTrainer(GRPOTrainer):
+        """GRPOTrainer that also writes a sample of completions with per-reward scores each logging step."""
+
+        completions_path: Path | None = None
+        completions_per_log: int = 4
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.completions_path is not None and self.model.training and "loss" in logs:
+                self._write_completions()
+            super().log(logs, start_time)
+
+        def _write_completions(self) -> None:
+            prompts = list(self._logs["prompt"])[-self.completions_per_log:]
+            completions = list(self._logs["completion"])[-self.completions_per_log:]
+            rewards = {k: list(v)[-len(prompts):] for k, v in self._logs["rewards"].items()}
+            advantages = list(self._logs["advantages"])[-len(prompts):]
+            for i, (p, c) in enumerate(zip(prompts, completions, strict=False)):
+                append_jsonl(self.completions_path, {
+                    "step": self.state.global_step,
+                    "prompt": completion_text([m for m in p if m.get("role") == "user"]) if isinstance(p, list) else p,
+                    "completion": completion_text(c),
+                    "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
+                    "advantage": advantages[i] if i < len(advantages) else None,
+                })
+
+    return EvaluatorGRPOTrainer
+
+
+def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) -> Any:
+    from trl import GRPOConfig
+
+    p = policy.precision
+    return GRPOConfig(
+        output_dir=str(out),
+        per_device_train_batch_size=cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        num_generations=cfg.num_generations,
+        max_completion_length=cfg.max_completion_length,
+        learning_rate=cfg.learning_rate,
+        beta=cfg.beta,
+        loss_type=cfg.loss_type,
+        scale_rewards=cfg.scale_rewards,
+        epsilon=cfg.epsilon,
+        epsilon_high=cfg.epsilon_high,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        max_steps=cfg.max_steps,
+        num_train_epochs=cfg.num_train_epochs,
+        seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit,
+        reward_weights=weights,
+        bf16=p.bf16,
+        fp16=False,
+        use_cpu=p.device == "cpu",
+        gradient_checkpointing=policy.gradient_checkpointing,
+        optim=policy.optim,
+        report_to="none",
+        disable_tqdm=True,
+        log_completions=False,
+    )
+
+
+def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
+    """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``)."""
+    pack = get_pack(cfg.domain)
+    out = prepare_run_dir(cfg)
+    style = pack.check_style(cfg.style)
+    dataset = pack.dataset(cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed)
+    names, funcs, weights = select_rewards(pack, cfg)
+    judge = None
+    if cfg.judge:
+        from evaluator.training.judges import JudgeSpec, build_judge_reward
+
+        spec = JudgeSpec.from_dict(cfg.judge)
+        judge = build_judge_reward(spec, pack, out)
+        names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
+
+    policy = load_policy(cfg)
+    warn_if_plan_exceeds(cfg, policy.precision, console)
+    save_config(cfg, out / "run_config.yaml", resolved={**policy.resolved(), "style": style,
+                                                        "rewards": dict(zip(names, weights, strict=True))})
+    timer = StepTimer()
+    metrics = MetricsLogger(out / "metrics.jsonl", timer)
+    last = SaveLastStep(cfg.max_seconds)
+    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer), last]
+    if progress:
+        callbacks.append(RichProgress(console))
+    trainer_cls = _trainer_class()
+    trainer = trainer_cls(
+        model=policy.model,
+        reward_funcs=funcs,
+        args=grpo_args(cfg, out, policy, weights),
+        train_dataset=dataset,
+        processing_class=policy.tokenizer,
+        callbacks=callbacks,
+    )
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    trainer.remove_callback(PrinterCallback)  # our MetricsLogger/RichProgress replace the raw dict prints
+    trainer.remove_callback(ProgressCallback)
+    trainer.completions_path = out / "completions.jsonl"
+    trainer.completions_per_log = cfg.completions_per_log
+    resume_from = str(last_checkpoint(out)) if cfg.resume else None
+    t0 = time.perf_counter()
+    try:
+        result = trainer.train(resume_from_checkpoint=resume_from)
+    except Exception as exc:
+        if is_oom(exc):
+            raise TrainingOOM.from_config(cfg) from exc
+        raise
+    finally:
+        if judge is not None:
+            judge.close()
+    seconds = time.perf_counter() - t0
+    final = out / "final"
+    save_model_atomically(trainer.model, policy.tokenizer, final)
+    summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
+    atomic_write_json(out / "run_summary.json", summary)
+    return summary
+
+
+def _summary(cfg: TrainConfig, pack: DomainPack, out: Path, trainer: Any, metrics: MetricsLogger, names: list[str],
+             weights: list[float], seconds: float, result: Any, last: SaveLastStep, judge: Any, policy: Any) -> dict[str, Any]:
+    rows = metrics.rows
+    rewards = [r["reward"] for r in rows if r.get("reward") is not None]
+    best = out / "best_adapter" / "best.json"
+    import json
+
+    summary: dict[str, Any] = {
+        "domain": pack.name,
+        "model": cfg.model,
+        "output_dir": str(out),
+        "global_step": trainer.state.global_step,
+        "steps_this_session": len(rows),
+        "seconds": round(seconds, 3),
+        "seconds_per_step": round(seconds / max(1, len(rows)), 4),
+        "train_loss": getattr(result, "training_loss", None),
+        "reward_first": rewards[0] if rewards else None,
+        "reward_last": rewards[-1] if rewards else None,
+        "reward_mean": sum(rewards) / len(rewards) if rewards else None,
+        "rewards": dict(zip(names, weights, strict=True)),
+        "best": json.loads(best.read_text(encoding="utf-8")) if best.exists() else None,
+        "stopped_for_time": last.stopped_for_time,
+        "final_adapter": str(out / "final"),
+        "resolved": policy.resolved(),
+        "trainable_parameters": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad),
+    }
+    if judge is not None:
+        summary["judge"] = {**judge.stats(), "memory_bytes": judge.memory_bytes}
+    return summary

@@ -1,0 +1,137 @@
+"""Loading a student (or judge) model: presets, the offline ``tiny`` model, 4-bit NF4, devices, dtypes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluator.training.presets import resolve_preset
+from evaluator.training.tiny_model import DEMO_SPEC, TinySpec, build_tiny
+
+TINY_NAMES = {"tiny": TinySpec(), "tiny-demo": DEMO_SPEC}
+
+
+def cache_dir() -> Path:
+    """Where built models live: ``$EVALUATOR_CACHE`` or ``~/.cache/evaluator``."""
+    return Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator")
+
+
+def tiny_corpus(limit: int = 400) -> list[str]:
+    """Text to train the tiny tokenizer on: every pack's synthetic data (offline, deterministic)."""
+    from evaluator.domains.registry import get_pack, pack_names
+
+    texts: list[str] = []
+    for name in pack_names():
+        texts.extend(get_pack(name).tokenizer_corpus(limit))
+    return texts
+
+
+def ensure_tiny(name: str = "tiny", out_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Return the folder of the named tiny model, building it on first use."""
+    spec = TINY_NAMES[name]
+    target = Path(out_dir) if out_dir else cache_dir() / "models" / name
+    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
+        return target
+    return build_tiny(target, tiny_corpus(), spec)
+
+
+def resolve_model_path(model: str) -> tuple[str, str | None]:
+    """Map a preset, tiny name, hub id or local path to what ``from_pretrained`` takes, plus attention impl."""
+    if model.lower() in TINY_NAMES:
+        return str(ensure_tiny(model.lower())), None
+    preset = resolve_preset(model)
+    if preset:
+        return preset.hub_id, preset.attn_implementation
+    return model, None
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Resolved numeric setup for a device: what dtype to compute in and whether bf16/4-bit apply."""
+
+    device: str
+    dtype_name: str
+    bf16: bool
+    quantize_4bit: bool
+
+
+def resolve_precision(quantize: str | None = None, device: str | None = None) -> Precision:
+    """bf16 on GPUs that support it, fp32 on CPU; 4-bit by default only on CUDA."""
+    import torch
+
+    cuda = torch.cuda.is_available() and device != "cpu"
+    dev = "cuda" if cuda else "cpu"
+    bf16 = bool(cuda and torch.cuda.is_bf16_supported())
+    q = (quantize or ("4bit" if cuda else "none")).lower()
+    if q not in ("4bit", "none"):
+        raise ValueError(f"--quantize must be 4bit or none, not {quantize!r}")
+    return Precision(device=dev, dtype_name="bfloat16" if bf16 else ("float16" if cuda else "float32"),
+                     bf16=bf16, quantize_4bit=q == "4bit")
+
+
+def bnb_config(compute_dtype_name: str) -> Any:
+    """NF4 4-bit with double quantisation, the QLoRA recipe."""
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=getattr(torch, compute_dtype_name),
+    )
+
+
+def disable_cpu_4bit_repack(model: Any) -> int:
+    """Work around the bitsandbytes AVX512-BF16 repack that corrupts LoRA gradients on CPU.
+
+    On such CPUs a no-grad eval forward through ``Linear4bit`` repacks the weights, after which
+    gradients are wrong. Turning the feature off per layer is harmless elsewhere. Returns layers touched.
+    """
+    try:
+        import bitsandbytes as bnb
+    except ImportError:
+        return 0
+    n = 0
+    for module in model.modules():
+        if isinstance(module, bnb.nn.Linear4bit) and hasattr(module, "support_avx512bf16_for_cpu"):
+            module.support_avx512bf16_for_cpu = False
+            n += 1
+    return n
+
+
+def load_tokenizer(model: str) -> Any:
+    from transformers import AutoTokenizer
+
+    path, _ = resolve_model_path(model)
+    tok = AutoTokenizer.from_pretrained(path)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+def load_model(model: str, *, quantize: str | None = None, device: str | None = None,
+               for_training: bool = True) -> tuple[Any, Any, Precision]:
+    """Load (model, tokenizer, precision). 4-bit models get the CPU repack workaround applied."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    precision = resolve_precision(quantize, device)
+    path, attn = resolve_model_path(model)
+    kwargs: dict[str, Any] = {"dtype": getattr(torch, precision.dtype_name)}
+    if attn:
+        kwargs["attn_implementation"] = attn
+    if precision.quantize_4bit:
+        kwargs["quantization_config"] = bnb_config(precision.dtype_name)
+        kwargs["device_map"] = {"": 0} if precision.device == "cuda" else "cpu"
+    elif precision.device == "cuda":
+        kwargs["device_map"] = {"": 0}
+    mdl = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    if precision.quantize_4bit:
+        disable_cpu_4bit_repack(mdl)
+    if for_training:
+        mdl.train()
+    tok = load_tokenizer(model)
+    return mdl, tok, precision

@@ -1,0 +1,35 @@
+"""Model presets: short names researchers type, mapped to hub ids and the loading quirks they need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    name: str
+    hub_id: str
+    family: str
+    attn_implementation: str | None = None
+    """Gemma2 needs ``eager`` attention (soft-capping is not in SDPA)."""
+    chat_template_note: str = ""
+
+
+PRESETS: dict[str, ModelPreset] = {
+    p.name: p
+    for p in (
+        ModelPreset("qwen3-0.6b", "Qwen/Qwen3-0.6B", "qwen3"),
+        ModelPreset("qwen3-1.7b", "Qwen/Qwen3-1.7B", "qwen3"),
+        ModelPreset("qwen3-4b", "Qwen/Qwen3-4B", "qwen3"),
+        ModelPreset("qwen3-8b", "Qwen/Qwen3-8B", "qwen3"),
+        ModelPreset("qwen3-14b", "Qwen/Qwen3-14B", "qwen3"),
+        ModelPreset("atomicgpt-gemma2-9b", "KAERI-MLP/AtomicGPT-gemma2-9B", "gemma2", attn_implementation="eager"),
+        ModelPreset("gpt-oss-20b", "openai/gpt-oss-20b", "gpt_oss", attn_implementation="eager"),
+        ModelPreset("tiny", "tiny", "qwen3"),
+    )
+}
+
+
+def resolve_preset(name_or_path: str) -> ModelPreset | None:
+    """The preset for a short name (case-insensitive), or None for hub ids and local paths."""
+    return PRESETS.get(name_or_path.lower())

@@ -1,0 +1,134 @@
+"""What GRPO and SFT runs share: output folder rules, model + LoRA/QLoRA setup, precision, optimizer choice.
+
+Kept in one place so ``evaluator sft`` and ``evaluator train`` can never drift apart on how a model is
+loaded, quantised or wrapped with an adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluator.methodology.outputs import OutputExistsError
+from evaluator.training.config import TrainConfig
+from evaluator.training.models import Precision, load_model
+
+CHECKPOINT_PREFIX = "checkpoint-"
+
+
+class TrainingError(RuntimeError):
+    """A run cannot start or continue; the message says what to change."""
+
+
+def prepare_run_dir(cfg: TrainConfig) -> Path:
+    """Create the output folder; refuse to mix a new run into an old one unless resuming or forced."""
+    out = Path(cfg.output_dir)
+    if cfg.resume:
+        if last_checkpoint(out) is None:
+            raise TrainingError(f"--resume: no {CHECKPOINT_PREFIX}N folder in {out} to continue from")
+        return out
+    if out.exists() and any(out.iterdir()) and not cfg.force:
+        raise OutputExistsError(
+            f"{out} already holds a run; pass --resume to continue it or --force to start over in it"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def last_checkpoint(out: Path) -> Path | None:
+    """The highest-numbered complete checkpoint folder, or None."""
+    if not out.is_dir():
+        return None
+    found = []
+    for p in out.iterdir():
+        suffix = p.name[len(CHECKPOINT_PREFIX):]
+        if p.name.startswith(CHECKPOINT_PREFIX) and suffix.isdigit() and (p / "trainer_state.json").exists():
+            found.append((int(suffix), p))
+    return max(found)[1] if found else None
+
+
+@dataclass
+class LoadedPolicy:
+    model: Any
+    tokenizer: Any
+    precision: Precision
+    optim: str
+    gradient_checkpointing: bool
+
+    def resolved(self) -> dict[str, Any]:
+        return {
+            "device": self.precision.device,
+            "dtype": self.precision.dtype_name,
+            "bf16": self.precision.bf16,
+            "quantize": "4bit" if self.precision.quantize_4bit else "none",
+            "optim": self.optim,
+            "gradient_checkpointing": self.gradient_checkpointing,
+        }
+
+
+def load_policy(cfg: TrainConfig) -> LoadedPolicy:
+    """Load the student with the run's precision, then wrap it with a (new or initial) LoRA adapter."""
+    model, tokenizer, precision = load_model(cfg.model, quantize=cfg.quantize, for_training=True)
+    cuda = precision.device == "cuda"
+    gc = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
+    optim = cfg.optim or ("paged_adamw_8bit" if cuda else "adamw_torch")
+    if precision.quantize_4bit:
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gc)
+    if cfg.lora:
+        model = _with_adapter(model, cfg)
+    elif cfg.init_from:
+        raise TrainingError("--init-from loads an adapter; it needs LoRA on")
+    model.train()
+    return LoadedPolicy(model, tokenizer, precision, optim, gc)
+
+
+def _with_adapter(model: Any, cfg: TrainConfig) -> Any:
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    if cfg.init_from:
+        src = adapter_dir(Path(cfg.init_from))
+        return PeftModel.from_pretrained(model, str(src), is_trainable=True)
+    lora = LoraConfig(
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=cfg.lora_dropout,
+        target_modules=cfg.lora_target,
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, lora)
+
+
+def adapter_dir(path: Path) -> Path:
+    """Accept a run folder (uses its ``final/``) or an adapter folder itself."""
+    if (path / "adapter_config.json").exists():
+        return path
+    if (path / "final" / "adapter_config.json").exists():
+        return path / "final"
+    raise TrainingError(f"{path} holds no LoRA adapter (adapter_config.json), nor a run with final/")
+
+
+def save_model_atomically(
+    model: Any, tokenizer: Any, target: Path, extra: dict[str, Any] | None = None, extra_name: str = "info.json"
+) -> None:
+    """Save an adapter (or model) into a temp sibling, then swap it in, so a crash never leaves half of one."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    model.save_pretrained(tmp)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(tmp)
+    if extra is not None:
+        (tmp / extra_name).write_text(json.dumps(extra, indent=2) + "\n", encoding="utf-8")
+    old = target.with_name(f".{target.name}.old")
+    if target.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        target.rename(old)
+    tmp.rename(target)
+    if old.exists():
+        shutil.rmtree(old)

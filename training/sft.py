@@ -1,0 +1,118 @@
+"""Supervised cold start: the pack's reference solutions, rendered in its prompt style, through TRL's SFTTrainer.
+
+Uses the same model/LoRA/QLoRA/config machinery as GRPO (``run_setup``), so ``evaluator train --init-from``
+continues exactly the adapter this writes to ``final/``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from evaluator.domains.base import DomainPack
+from evaluator.domains.registry import get_pack
+from evaluator.methodology.outputs import atomic_write_json
+from evaluator.training.callbacks import MetricsLogger, RichProgress, SaveLastStep, StepTimer
+from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.run_setup import (
+    TrainingError,
+    last_checkpoint,
+    load_policy,
+    prepare_run_dir,
+    save_model_atomically,
+)
+
+SFT_DEFAULT_LR = 2e-4
+
+
+def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str) -> Any:
+    """Prompt-completion pairs (conversational) from the pack's reference solutions."""
+    data = pack.dataset(
+        cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
+    )
+    first = pack.reference_solution(data[0], style=style) if len(data) else None
+    if first is None:
+        raise TrainingError(
+            f"the {pack.name} pack has no reference solutions, so there is nothing to imitate; "
+            "use `evaluator train` (GRPO) directly"
+        )
+
+    def to_pair(row: dict[str, Any]) -> dict[str, Any]:
+        return {"completion": [{"role": "assistant", "content": pack.reference_solution(row, style=style)}]}
+
+    return data.map(to_pair)
+
+
+def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
+    """Run supervised fine-tuning; returns the run summary (also written to ``run_summary.json``)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import SFTConfig, SFTTrainer
+
+    pack = get_pack(cfg.domain)
+    style = pack.check_style(cfg.style)
+    out = prepare_run_dir(cfg)
+    dataset = sft_dataset(pack, cfg, style)
+    policy = load_policy(cfg)
+    save_config(cfg, out / "run_config.yaml", resolved={**policy.resolved(), "style": style, "kind": "sft"})
+    p = policy.precision
+    args = SFTConfig(
+        output_dir=str(out),
+        per_device_train_batch_size=cfg.per_device_train_batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        learning_rate=cfg.learning_rate,
+        max_steps=cfg.max_steps,
+        num_train_epochs=cfg.num_train_epochs,
+        seed=cfg.seed,
+        logging_steps=cfg.logging_steps,
+        save_strategy="steps",
+        save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit,
+        bf16=p.bf16,
+        fp16=False,
+        use_cpu=p.device == "cpu",
+        gradient_checkpointing=policy.gradient_checkpointing,
+        optim=policy.optim,
+        max_length=cfg.max_seq_length,
+        report_to="none",
+        disable_tqdm=True,
+    )
+    timer = StepTimer()
+    metrics = MetricsLogger(out / "metrics.jsonl", timer)
+    last = SaveLastStep(cfg.max_seconds)
+    callbacks: list[Any] = [timer, metrics, last]
+    if progress:
+        callbacks.append(RichProgress(console, label="SFT"))
+    trainer = SFTTrainer(
+        model=policy.model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=policy.tokenizer,
+        callbacks=callbacks,
+    )
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    resume_from = str(last_checkpoint(out)) if cfg.resume else None
+    t0 = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    seconds = time.perf_counter() - t0
+    save_model_atomically(trainer.model, policy.tokenizer, out / "final")
+    losses = [r["loss"] for r in metrics.rows if r.get("loss") is not None]
+    summary = {
+        "kind": "sft",
+        "domain": pack.name,
+        "model": cfg.model,
+        "style": style,
+        "output_dir": str(out),
+        "global_step": trainer.state.global_step,
+        "seconds": round(seconds, 3),
+        "train_loss": getattr(result, "training_loss", None),
+        "loss_first": losses[0] if losses else None,
+        "loss_last": losses[-1] if losses else None,
+        "examples": len(dataset),
+        "stopped_for_time": last.stopped_for_time,
+        "final_adapter": str(Path(out) / "final"),
+        "resolved": policy.resolved(),
+    }
+    atomic_write_json(out / "run_summary.json", summary)
+    return summary
