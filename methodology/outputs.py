@@ -30,6 +30,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual permissions
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -108,6 +109,12 @@ def path_inside(folder: str | os.PathLike[str], name: str, suffix: str = "") -> 
     if base != target.parent:
         raise ValueError(f"refusing to write outside {base}: {name!r}")
     return target
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _json_default(obj: Any) -> Any:

@@ -48,6 +48,23 @@ def run_cli(*args: str):
 
 
 @pytest.fixture(scope="session")
+def tiny_warm_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model after a short full-weight SFT on synthetic GSM8K (its ``final/`` is a full model).
+
+    A random model scores 0 on every reward, so GRPO has nothing to learn from (all advantages 0); after
+    this warm start it emits tag fragments often enough for the format rewards to vary within a group.
+    """
+    out = tmp_path_factory.mktemp("warm") / "sft"
+    result = run_cli(
+        "sft", "--domain", "gsm8k", "--model", "tiny", "--data", "synthetic:steps=1", "--limit", "400",
+        "--no-lora", "--max-steps", "60", "--learning-rate", "1e-2", "--per-device-batch", "8",
+        "--max-seq-length", "160", "--output-dir", str(out),
+    )
+    assert result.exit_code == 0, result.output
+    return out / "final"
+
+
+@pytest.fixture(scope="session")
 def tiny_grpo_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-step GRPO run of the tiny model on synthetic GSM8K; its ``final/`` holds the adapter."""
     out = tmp_path_factory.mktemp("grpo") / "run"

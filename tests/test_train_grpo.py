@@ -37,7 +37,7 @@ def _lora_state(adapter: Path) -> dict:
     return load_file(str(adapter / "adapter_model.safetensors"))
 
 
-def _assert_run_artifacts(out: Path, steps: int, tiny_model_dir: Path) -> None:
+def _assert_run_artifacts(out: Path, steps: int, base_dir: Path) -> None:
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -50,13 +50,14 @@ def _assert_run_artifacts(out: Path, steps: int, tiny_model_dir: Path) -> None:
     # LoRA B starts at zero: any non-zero entry proves the optimizer moved the adapter.
     assert any(torch.count_nonzero(v) > 0 for v in lora_b)
 
-    base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    base = AutoModelForCausalLM.from_pretrained(base_dir)
     model = PeftModel.from_pretrained(base, str(final))
     loaded = {k: v for k, v in model.state_dict().items() if "lora_B" in k}
     assert len(loaded) == len(lora_b)
 
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == list(range(1, steps + 1))
+    assert min(r["frac_reward_zero_std"] for r in rows) < 1.0  # some group had a reward spread to learn from
     for row in rows:
         for name in REWARDS:
             assert f"rewards/{name}/mean" in row
@@ -84,18 +85,28 @@ def _assert_run_artifacts(out: Path, steps: int, tiny_model_dir: Path) -> None:
     assert summary["global_step"] == steps
 
 
-def test_train_writes_adapter_metrics_best_and_resumes(tmp_path: Path, tiny_model_dir: Path) -> None:
-    out = tmp_path / "run"
-    result = _train(out, "--max-steps", "3")
+def test_random_model_gets_no_learning_signal(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """The documented failure mode: a random model scores 0 everywhere, so GRPO advantages are all 0."""
+    out = tmp_path / "cold"
+    result = _train(out, "--max-steps", "2")
     assert result.exit_code == 0, result.output
-    _assert_run_artifacts(out, 3, tiny_model_dir)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["frac_reward_zero_std"] for r in rows] == [1.0, 1.0]
+    assert (out / "final" / "adapter_config.json").exists() and (out / "best_adapter").is_dir()
+
+
+def test_train_writes_adapter_metrics_best_and_resumes(tmp_path: Path, tiny_warm_model: Path) -> None:
+    out = tmp_path / "run"
+    result = _train(out, "--max-steps", "3", "--init-from", str(tiny_warm_model))
+    assert result.exit_code == 0, result.output
+    _assert_run_artifacts(out, 3, tiny_warm_model)
     assert (out / "checkpoint-3" / "trainer_state.json").exists()
     first = _lora_state(out / "final")
 
     again = _train(out, "--max-steps", "3")
     assert again.exit_code == 2 and "--resume" in again.output  # never silently mixes two runs
 
-    resumed = _train(out, "--max-steps", "5", "--resume")
+    resumed = _train(out, "--max-steps", "5", "--resume", "--init-from", str(tiny_warm_model))
     assert resumed.exit_code == 0, resumed.output
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5]
@@ -105,11 +116,11 @@ def test_train_writes_adapter_metrics_best_and_resumes(tmp_path: Path, tiny_mode
     assert any(not (first[k] == v).all() for k, v in _lora_state(out / "final").items())
 
 
-def test_train_4bit_nf4_lora(tmp_path: Path, tiny_model_dir: Path) -> None:
+def test_train_4bit_nf4_lora(tmp_path: Path, tiny_warm_model: Path) -> None:
     out = tmp_path / "run4"
-    result = _train(out, "--max-steps", "2", "--quantize", "4bit")
+    result = _train(out, "--max-steps", "3", "--quantize", "4bit", "--init-from", str(tiny_warm_model))
     assert result.exit_code == 0, result.output
-    _assert_run_artifacts(out, 2, tiny_model_dir)
+    _assert_run_artifacts(out, 3, tiny_warm_model)
     cfg = yaml.safe_load((out / "run_config.yaml").read_text())
     assert cfg["resolved"]["quantize"] == "4bit"
 

@@ -131,6 +131,9 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) ->
 
 def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
     """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``)."""
+    import datasets
+
+    datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
     out = prepare_run_dir(cfg)
     style = pack.check_style(cfg.style)

@@ -69,9 +69,24 @@ class LoadedPolicy:
         }
 
 
+def full_model_dir(path: Path) -> Path | None:
+    """A run folder or model folder holding full weights (not an adapter), e.g. a full fine-tune's ``final/``."""
+    for candidate in (path, path / "final"):
+        if (candidate / "config.json").exists() and not (candidate / "adapter_config.json").exists():
+            return candidate
+    return None
+
+
 def load_policy(cfg: TrainConfig) -> LoadedPolicy:
-    """Load the student with the run's precision, then wrap it with a (new or initial) LoRA adapter."""
-    model, tokenizer, precision = load_model(cfg.model, quantize=cfg.quantize, for_training=True)
+    """Load the student with the run's precision, then wrap it with a (new or initial) LoRA adapter.
+
+    ``init_from`` may name an adapter (continued as the trainable adapter) or a full fine-tune's weights
+    (loaded as the starting model instead of ``model``).
+    """
+    base = cfg.model
+    if cfg.init_from and (full := full_model_dir(Path(cfg.init_from))) is not None:
+        base, cfg = str(full), cfg.replace(init_from=None)
+    model, tokenizer, precision = load_model(base, quantize=cfg.quantize, for_training=True)
     cuda = precision.device == "cuda"
     gc = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
     optim = cfg.optim or ("paged_adamw_8bit" if cuda else "adamw_torch")
@@ -82,7 +97,7 @@ def load_policy(cfg: TrainConfig) -> LoadedPolicy:
     if cfg.lora:
         model = _with_adapter(model, cfg)
     elif cfg.init_from:
-        raise TrainingError("--init-from loads an adapter; it needs LoRA on")
+        raise TrainingError(f"--init-from {cfg.init_from} is a LoRA adapter; continuing it needs LoRA on")
     model.train()
     return LoadedPolicy(model, tokenizer, precision, optim, gc)
 

@@ -46,9 +46,11 @@ def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str) -> Any:
 
 def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
     """Run supervised fine-tuning; returns the run summary (also written to ``run_summary.json``)."""
+    import datasets
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import SFTConfig, SFTTrainer
 
+    datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
     style = pack.check_style(cfg.style)
     out = prepare_run_dir(cfg)

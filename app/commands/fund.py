@@ -1,0 +1,180 @@
+"""`evaluator fund` — grade a whole fund universe into per-fund JSON reports, or generate the sample universe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from evaluator.app.console import console, err_console, fail
+
+fund_app = typer.Typer(
+    name="fund",
+    help="Korean fund evaluation: metrics, peer-group grades (1등급 best … 5등급) and reports, by your methodology.",
+    no_args_is_help=True,
+)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from evaluator.domains.fund.readers import DataError
+    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.methodology.rubric import RubricError
+
+    return (DataError, RubricError, OutputExistsError)
+
+
+def _check_out_dir(out: Path, force: bool) -> None:
+    """Refuse before any work, so a long batch never ends in "folder exists"."""
+    if out.exists() and not out.is_dir():
+        fail(f"{out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        fail(f"{out} already exists and is not empty; pass --force to write into it")
+
+
+def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
+    from rich.table import Table
+
+    from evaluator.domains.fund.report import grade_distribution
+
+    table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
+    for col in ("유형", "1", "2", "3", "4", "5", "not rated", "error", "total"):
+        table.add_column(col, justify="left" if col == "유형" else "right")
+    for fund_type, row in grade_distribution(evaluation.funds).items():
+        table.add_row(
+            fund_type, *(str(row[k]) for k in ("1", "2", "3", "4", "5", "not_rated", "error", "total"))
+        )
+    console.print(table)
+    for w in warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    if outcome.failures:
+        err_console.print(f"[red]{len(outcome.failures)} report(s) could not be written; see summary.json[/]")
+    console.print(f"{len(outcome.files)} reports, summary.json and summary.csv in {outcome.folder}")
+
+
+@fund_app.command("evaluate")
+def evaluate(
+    data: Path | None = typer.Argument(None, help="NAV data: long or wide CSV (utf-8 / cp949) or Parquet."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for <fund_code>.json reports and the summaries."
+    ),
+    meta: Path | None = typer.Option(
+        None, "--meta", help="Fund metadata (펀드코드, 펀드명, 운용회사, 유형, 설정원본, …)."
+    ),
+    benchmark: Path | None = typer.Option(
+        None, "--benchmark", help="Benchmark levels: one value column, or one per 유형."
+    ),
+    risk_free: str = typer.Option(
+        "0", "--risk-free", help="Annual risk-free rate (0.03 or 3%) or a CSV of rates by date."
+    ),
+    rubric: Path | None = typer.Option(
+        None, "--rubric", help="Rubric JSON (default: the built-in methodology)."
+    ),
+    as_of: str | None = typer.Option(
+        None, "--as-of", help="Evaluation date YYYY-MM-DD (default: the last date)."
+    ),
+    sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
+    sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
+    force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
+) -> None:
+    """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv."""
+    if (data is None) == (not sample):
+        fail("give either a DATA file or --sample (not both)")
+    if sample and sample_funds < 20:
+        fail("--sample-funds must be at least 20")
+    _check_out_dir(out, force)
+    _run_evaluate(data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force)
+
+
+def _run_evaluate(
+    data: Path | None,
+    out: Path,
+    meta: Path | None,
+    benchmark: Path | None,
+    risk_free: str,
+    rubric: Path | None,
+    as_of: str | None,
+    sample: bool,
+    sample_funds: int,
+    force: bool,
+) -> None:
+    import pandas as pd
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from evaluator.domains.fund.batch import write_reports
+    from evaluator.domains.fund.engine import evaluate_universe
+    from evaluator.domains.fund.loaders import load_universe
+    from evaluator.domains.fund.rubric import resolve_rubric
+    from evaluator.domains.fund.sample import sample_universe
+
+    try:
+        when = pd.Timestamp(as_of) if as_of else None
+    except ValueError:
+        fail(f"--as-of {as_of!r} is not a date; write it as YYYY-MM-DD")
+    errors = _expected_errors()
+    try:
+        doc = resolve_rubric(rubric)
+        with console.status("reading inputs…"):
+            if sample:
+                universe = sample_universe(funds=sample_funds, risk_free=risk_free)
+            else:
+                assert data is not None
+                universe = load_universe(data, meta=meta, benchmark=benchmark, risk_free=risk_free)
+        with console.status(
+            f"computing metrics and grades for {universe.navs.shape[1] + len(universe.issues)} funds…"
+        ):
+            evaluation = evaluate_universe(
+                universe.navs,
+                universe.meta,
+                doc,
+                benchmark=universe.benchmark,
+                risk_free=universe.risk_free,
+                as_of=when,
+                issues=universe.issues,
+            )
+        evaluation.inputs["sources"] = universe.sources
+        columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("reports", total=len(evaluation.funds))
+            outcome = write_reports(
+                evaluation,
+                out,
+                force=force,
+                warnings=universe.warnings,
+                on_progress=lambda done, total: progress.update(task, completed=done),
+            )
+    except errors as exc:
+        fail(str(exc))
+    _print_summary(evaluation, outcome, universe.warnings)
+
+
+@fund_app.command("generate-sample")
+def generate_sample_cmd(
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="NAV file to write (.csv or .parquet); the benchmark goes beside it."
+    ),
+    funds: int = typer.Option(300, "--funds", help="Number of funds (at least 20)."),
+    years: int = typer.Option(6, "--years", help="Years of daily NAV."),
+    seed: int = typer.Option(7, "--seed", help="Random seed (same seed, same universe)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
+) -> None:
+    """Write the synthetic Korean fund universe (KOFIA-style long NAV file + benchmark per 유형)."""
+    from evaluator.domains.fund.sample import generate_sample, write_sample
+
+    if out.suffix.lower() not in (".csv", ".parquet"):
+        fail(f"--out must end in .csv or .parquet, not {out.suffix or '(no suffix)'}")
+    try:
+        sample = generate_sample(funds=funds, years=years, seed=seed)
+    except ValueError as exc:
+        fail(str(exc))
+    try:
+        nav_path, bench_path = write_sample(sample, out, force=force)
+    except _expected_errors() as exc:
+        fail(str(exc))
+    console.print(f"wrote {nav_path} ({len(sample.rows):,} NAV rows, {funds} funds) and {bench_path}")
+    console.print(f"try: evaluator fund evaluate {nav_path} --benchmark {bench_path} --out reports/")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this module's commands to the root app."""
+    app.add_typer(fund_app, name="fund")

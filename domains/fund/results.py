@@ -1,0 +1,151 @@
+"""What the engine returns: one :class:`FundResult` per fund and the batch's :class:`Evaluation`.
+
+Plain Python values only (floats, ``None`` for "not available"), so reports, prompts and checks can use
+them without numpy. :func:`package_results` turns the engine's per-fund arrays into these objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.domains.fund.checks import FundFlags
+from evaluator.methodology.rubric import METRICS, PERIODS
+
+OK, NOT_RATED, ERROR = "ok", "not_rated", "error"
+
+
+@dataclass(frozen=True)
+class FundResult:
+    """One fund's evaluation. Numbers are plain floats; ``None`` means "not available"."""
+
+    fund_code: str
+    fund_name: str | None
+    company: str | None
+    type: str | None
+    status: str
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    as_of: str
+    first_date: str | None
+    history_years: float | None
+    metrics: dict[str, dict[str, float | None] | None]
+    period_weights: dict[str, float]
+    criterion_scores: dict[str, float | None]
+    qualitative_scores: dict[str, float] | None
+    quantitative_score: float | None
+    score: float | None
+    peer_group_size: int | None
+    peer_percentile: float | None
+    grade: int | None
+    grade_label: str | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A whole batch: the results, the peer context per 유형, and what the run used."""
+
+    as_of: str
+    rubric: dict[str, Any]
+    funds: list[FundResult]
+    peers: dict[str, dict[str, Any]]
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_code", {f.fund_code: f for f in self.funds})
+
+    def fund(self, code: str) -> FundResult:
+        """One fund's result by its code (KeyError when the batch has no such fund)."""
+        return self._by_code[code]  # type: ignore[attr-defined]
+
+    def peer(self, fund_type: str | None) -> dict[str, Any] | None:
+        """Peer context (rated funds' metric statistics, grade counts) for a 유형, if any fund of it is rated."""
+        return self.peers.get(str(fund_type)) if fund_type is not None else None
+
+
+def _nullable(values: np.ndarray) -> list[float | None]:
+    """Floats per fund with NaN as None (vectorised conversion; the per-fund loop only reads lists)."""
+    out: list[float | None] = np.asarray(values, dtype=float).tolist()
+    return [None if x != x else x for x in out]
+
+
+def package_results(
+    codes: list[str],
+    names: np.ndarray,
+    companies: np.ndarray,
+    types: np.ndarray,
+    flags: FundFlags,
+    eligible: np.ndarray,
+    metrics: Mapping[str, Mapping[str, np.ndarray]],
+    rule_weights: np.ndarray,
+    period_names: list[str],
+    scores: Any,
+    qualitative: Mapping[str, np.ndarray],
+    history: np.ndarray,
+    first: np.ndarray,
+    has_any: np.ndarray,
+    dates: pd.DatetimeIndex,
+    labels: Mapping[int, str],
+    as_of: str,
+) -> list[FundResult]:
+    """Package the arrays per fund (plain Python values; this loop does no arithmetic)."""
+    names_list = list(METRICS)
+    rows: dict[str, list[tuple[float | None, ...]]] = {}
+    has_values: dict[str, np.ndarray] = {}
+    for p in PERIODS:
+        if p not in metrics:
+            continue
+        rows[p] = list(zip(*(_nullable(metrics[p][m]) for m in names_list), strict=True))
+        has_values[p] = np.isfinite(np.stack([metrics[p][m] for m in names_list])).any(axis=0)
+    criteria = {c: _nullable(v) for c, v in scores.criteria.items()}
+    quantitative, final, top = (
+        _nullable(scores.quantitative),
+        _nullable(scores.score),
+        _nullable(scores.peer_percentile),
+    )
+    day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
+    years = _nullable(np.round(history, 2))
+    weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
+    out: list[FundResult] = []
+    for i, code in enumerate(codes):
+        status = ERROR if i in flags.errors else (OK if eligible[i] else NOT_RATED)
+        rated = status == OK
+        per_period: dict[str, dict[str, float | None] | None] = {}
+        for p in PERIODS:
+            keep = p in rows and status != ERROR and has_values[p][i]
+            per_period[p] = dict(zip(names_list, rows[p][i], strict=True)) if keep else None
+        key = tuple(rule_weights[i].tolist())
+        if key not in weight_dicts:
+            weight_dicts[key] = {p: float(w) for p, w in zip(period_names, key, strict=True) if w > 0}
+        qual = {k: float(v[i]) for k, v in qualitative.items() if np.isfinite(v[i])} if rated else None
+        grade = int(scores.grade[i]) if rated else None
+        out.append(
+            FundResult(
+                fund_code=code,
+                fund_name=names[i],
+                company=companies[i],
+                type=types[i],
+                status=status,
+                errors=tuple(flags.errors.get(i, ()))
+                + (() if status == ERROR else tuple(flags.not_rated.get(i, ()))),
+                warnings=tuple(flags.warnings.get(i, ())),
+                as_of=as_of,
+                first_date=day[first[i]] if has_any[i] else None,
+                history_years=years[i],
+                metrics=per_period,
+                period_weights=dict(weight_dicts[key]) if rated else {},
+                criterion_scores={c: (v[i] if rated else None) for c, v in criteria.items()},
+                qualitative_scores=qual or None,
+                quantitative_score=quantitative[i] if rated else None,
+                score=final[i] if rated else None,
+                peer_group_size=int(scores.peer_size[i]) if rated else None,
+                peer_percentile=top[i] if rated else None,
+                grade=grade,
+                grade_label=labels.get(grade) if grade is not None else None,
+            )
+        )
+    return out

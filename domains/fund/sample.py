@@ -1,0 +1,266 @@
+"""A synthetic Korean fund universe the project generates itself (seeded, so every run is identical).
+
+Several 유형 with their own benchmark (a KOSPI-like equity index, a global equity index, bond indices, a
+balanced mix), several fictional 운용회사, daily NAVs starting at 1,000원 whose returns follow the
+benchmark (fund beta, alpha after fees, tracking error), some younger funds (3–5 years of history) and
+a handful of deliberately broken ones so reports show ``error`` and ``not_rated``:
+a duplicated date, a negative NAV, a blank-NAV gap, dates out of order, a too-short history, a tiny
+fund below the minimum 설정액, and a 유형 the methodology does not rate.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evaluator.domains.fund.loaders import (
+    Universe,
+    benchmark_from_table,
+    check_universe,
+    navs_from_frame,
+    parse_risk_free,
+    series_from_frame,
+)
+from evaluator.methodology.outputs import atomic_write_text, ensure_new_file
+
+END_DATE = "2025-06-30"
+COMPANIES = (
+    "가람자산운용",
+    "누리자산운용",
+    "다온투자신탁운용",
+    "미르자산운용",
+    "바른자산운용",
+    "새솔자산운용",
+    "한결자산운용",
+    "하늘투자운용",
+)
+
+
+@dataclass(frozen=True)
+class _Type:
+    name: str
+    share: float
+    drift: float  # benchmark annual drift
+    vol: float  # benchmark annual volatility
+    te: tuple[float, float]  # fund tracking error range
+    fee: tuple[float, float]  # 총보수 (% a year) range
+    suffix: str
+    themes: tuple[str, ...]
+
+
+TYPES = (
+    _Type(
+        "국내주식형",
+        0.34,
+        0.06,
+        0.18,
+        (0.03, 0.08),
+        (0.6, 1.6),
+        "증권투자신탁[주식]",
+        ("코리아밸류", "성장주", "배당", "중소형", "코스피200인덱스", "리더스", "퀀트", "가치"),
+    ),
+    _Type(
+        "해외주식형",
+        0.20,
+        0.08,
+        0.15,
+        (0.03, 0.07),
+        (0.7, 1.8),
+        "증권자투자신탁[주식-재간접]",
+        ("글로벌성장", "미국S&P500", "차이나", "글로벌배당", "유럽", "아시아", "베트남", "인도"),
+    ),
+    _Type(
+        "채권형",
+        0.20,
+        0.03,
+        0.025,
+        (0.004, 0.012),
+        (0.15, 0.5),
+        "증권투자신탁[채권]",
+        ("국공채", "단기채", "우량회사채", "크레딧", "장기국채"),
+    ),
+    _Type(
+        "해외채권형",
+        0.10,
+        0.035,
+        0.05,
+        (0.008, 0.02),
+        (0.3, 0.8),
+        "증권자투자신탁[채권-재간접]",
+        ("글로벌채권", "미국채", "이머징채권", "하이일드"),
+    ),
+    _Type(
+        "혼합형",
+        0.16,
+        0.045,
+        0.09,
+        (0.015, 0.04),
+        (0.4, 1.2),
+        "증권투자신탁[주식혼합]",
+        ("밸런스", "자산배분", "인컴", "배당혼합", "멀티에셋"),
+    ),
+)
+KOREAN_COLUMNS = (
+    "기준일자",
+    "펀드코드",
+    "펀드명",
+    "운용회사",
+    "유형",
+    "기준가격",
+    "설정원본",
+    "순자산총액",
+    "총보수",
+)
+BROKEN = (
+    "duplicate_date",
+    "negative_nav",
+    "missing_nav_gap",
+    "unsorted_dates",
+    "short_history",
+    "tiny_fund",
+    "unrated_type",
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The generated universe: NAV rows in KOFIA-style long form, and one benchmark column per 유형."""
+
+    rows: pd.DataFrame
+    benchmark: pd.DataFrame
+    broken: dict[str, str]
+    """Which fund code carries which deliberate defect."""
+
+
+def _benchmarks(rng: np.random.Generator, days: int) -> np.ndarray:
+    """Daily benchmark returns (days × types) with equity indices correlated through a common factor."""
+    common = rng.standard_normal(days)
+    out = np.empty((days, len(TYPES)))
+    for k, t in enumerate(TYPES):
+        link = 0.6 if t.vol > 0.08 else 0.2
+        shock = link * common + np.sqrt(1 - link**2) * rng.standard_normal(days)
+        out[:, k] = t.drift / 252 + t.vol / np.sqrt(252) * shock
+    return out
+
+
+def generate_sample(funds: int = 300, years: int = 6, seed: int = 7, end: str = END_DATE) -> Sample:
+    """``funds`` funds (at least 20) over ``years`` years of business days ending at ``end``."""
+    if funds < 20 or years < 1:
+        raise ValueError("the sample needs at least 20 funds and 1 year")
+    rng = np.random.default_rng(seed)
+    end_ts = pd.Timestamp(end)
+    dates = pd.bdate_range(end_ts - pd.DateOffset(years=years), end_ts)
+    days = len(dates)
+    bench_ret = _benchmarks(rng, days)
+    bench_ret[0] = 0.0
+    bench_levels = 1000.0 * np.cumprod(1 + bench_ret, axis=0)
+
+    kinds = rng.choice(len(TYPES), size=funds, p=[t.share for t in TYPES])
+    beta = np.clip(rng.normal(1.0, 0.12, funds), 0.6, 1.4)
+    te = np.array([rng.uniform(*TYPES[k].te) for k in kinds])
+    fee = np.round(np.array([rng.uniform(*TYPES[k].fee) for k in kinds]), 2)
+    alpha = rng.normal(0.0, 0.5, funds) * te - fee / 100.0
+    noise = rng.standard_normal((days, funds)) * (te / np.sqrt(252))
+    fund_ret = alpha / 252 + beta * bench_ret[:, kinds] + noise
+    fund_ret[0] = 0.0
+    nav = np.round(1000.0 * np.cumprod(1 + fund_ret, axis=0), 2)
+    low, high = max(1, int(days * (1 - 5 / years)) + 5), int(days * (1 - 3 / years)) - 5
+    young = (
+        rng.random(funds) < 0.2 if high > low else np.zeros(funds, dtype=bool)
+    )  # 3–5 years: rated on 3 only
+    start = np.where(young, rng.integers(low, max(high, low + 1), funds), 0)
+    offset = np.take_along_axis(nav, start[None, :], axis=0)[0]
+    nav = np.round(nav / offset * 1000.0, 2)
+    nav[np.arange(days)[:, None] < start[None, :]] = np.nan
+
+    codes = [f"KR5{230100000 + 7919 * i:09d}"[:12] for i in range(funds)]
+    company_idx = rng.integers(0, len(COMPANIES), funds)
+    names = [
+        f"{COMPANIES[c][:2]} {rng.choice(TYPES[k].themes)} {TYPES[k].suffix} {rng.choice(['A', 'C', 'C-e'])}"
+        for c, k in zip(company_idx, kinds, strict=True)
+    ]
+    set_amount = np.round(np.exp(rng.normal(np.log(4e10), 1.0, funds)), -6)
+    broken = dict(zip(BROKEN, codes[-len(BROKEN) :], strict=True))
+    b = {kind: codes.index(code) for kind, code in broken.items()}
+    nav[: days - 2 * 252, b["short_history"]] = np.nan  # two years only
+    set_amount[b["tiny_fund"]] = 2.0e9
+    kinds_names = [TYPES[k].name for k in kinds]
+    kinds_names[b["unrated_type"]] = "부동산형"
+    nav[days // 2, b["negative_nav"]] = -nav[days // 2, b["negative_nav"]]
+
+    f_idx, t_idx = np.nonzero(np.isfinite(nav).T)  # fund-major order, dates ascending within a fund
+    rows = pd.DataFrame(
+        {
+            "기준일자": dates[t_idx],
+            "펀드코드": pd.Categorical.from_codes(f_idx, codes),
+            "펀드명": pd.Categorical(np.asarray(names, dtype=object)[f_idx]),
+            "운용회사": pd.Categorical.from_codes(company_idx[f_idx], COMPANIES),
+            "유형": pd.Categorical(np.asarray(kinds_names, dtype=object)[f_idx]),
+            "기준가격": nav[t_idx, f_idx],
+            "설정원본": set_amount[f_idx],
+            "순자산총액": np.round(set_amount[f_idx] * nav[t_idx, f_idx] / 1000.0, -3),
+            "총보수": fee[f_idx],
+        }
+    )
+    rows = _break_rows(rows, broken, days)
+    bench = pd.DataFrame({"기준일자": dates})
+    for k, t in enumerate(TYPES):
+        bench[t.name] = np.round(bench_levels[:, k], 4)
+    return Sample(rows=rows, benchmark=bench, broken=broken)
+
+
+def _break_rows(rows: pd.DataFrame, broken: dict[str, str], days: int) -> pd.DataFrame:
+    """Row-level defects a NAV matrix cannot show: a duplicated date, a blank-NAV gap, rows out of order."""
+    code = rows["펀드코드"]
+    dup = rows.index[code == broken["duplicate_date"]][days // 3]
+    rows = pd.concat([rows.loc[:dup], rows.loc[[dup]], rows.loc[dup + 1 :]], ignore_index=True)
+    gap = rows.index[rows["펀드코드"] == broken["missing_nav_gap"]][days // 2 : days // 2 + 15]
+    rows.loc[gap, "기준가격"] = np.nan
+    swap = rows.index[rows["펀드코드"] == broken["unsorted_dates"]][days // 4 : days // 4 + 2]
+    rows.loc[[swap[0], swap[1]]] = rows.loc[[swap[1], swap[0]]].to_numpy()
+    return rows.reset_index(drop=True)
+
+
+def sample_universe(
+    funds: int = 300, years: int = 6, seed: int = 7, risk_free: str | float = 0.0
+) -> Universe:
+    """The sample as engine inputs, read through the same row checks as a user's file."""
+    sample = generate_sample(funds=funds, years=years, seed=seed)
+    navs, issues, meta, warnings, layout = navs_from_frame(sample.rows, "the sample")
+    rf, rf_info = parse_risk_free(risk_free)
+    bench = benchmark_from_table(series_from_frame(sample.benchmark, "the sample benchmark"))
+    universe = Universe(
+        navs=navs,
+        meta=meta,
+        issues=issues,
+        benchmark=bench,
+        risk_free=rf,
+        warnings=warnings,
+        sources={
+            "data": {"kind": "sample", "funds": funds, "years": years, "seed": seed, "layout": layout},
+            "risk_free": rf_info,
+        },
+    )
+    check_universe(universe)
+    return universe
+
+
+def write_sample(sample: Sample, path: str | os.PathLike[str], *, force: bool = False) -> tuple[Path, Path]:
+    """Write the NAV rows to ``path`` (.csv or .parquet) and the benchmark beside it (``<stem>.benchmark.<ext>``)."""
+    nav_path = Path(path)
+    bench_path = nav_path.with_name(f"{nav_path.stem}.benchmark{nav_path.suffix}")
+    for p in (nav_path, bench_path):
+        ensure_new_file(p, force=force)
+    for frame, target in ((sample.rows, nav_path), (sample.benchmark, bench_path)):
+        if target.suffix.lower() == ".parquet":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, target)
+        else:
+            atomic_write_text(target, frame.to_csv(index=False, date_format="%Y-%m-%d"))
+    return nav_path, bench_path

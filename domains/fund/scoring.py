@@ -1,0 +1,205 @@
+"""From metrics to grades, vectorised: metric percentiles → criterion scores → composite → peer percentile → band.
+
+Conventions (also in ``domains/fund/README.md``):
+
+* Metric score (0–100): the fund's percentile rank for that metric and window among the eligible funds of
+  its peer group (유형) that have a value: ``100 · (rank − 1) / (count − 1)`` with the best value ranked
+  highest (ties share the average rank); a lone fund scores 50. Direction comes from the metric
+  vocabulary (e.g. lower volatility is better, a max drawdown closer to 0 is better).
+* Criterion score per window: the rubric's metric weights over the metrics that have a value (weights
+  re-normalised). Criterion score: the rubric's period weights for the fund's history (3y only under 5
+  years; 60/40 for 5–10; 50/30/20 from 10) over the windows that have a value, re-normalised again.
+* Quantitative score: criterion weights over criteria with a value (e.g. no benchmark → no 벤치마크 대비).
+* Qualitative score (optional): analyst scores 1–5 mapped to 0–100 (``(s − 1) · 25``), weighted; when a
+  fund has any, final score = (1 − q)·quantitative + q·qualitative with q the rubric's qualitative weight.
+* Peer percentile: "top percent" — ``100 · rank / count`` with rank 1 the best score (ties share the best
+  rank), so 10 means the top 10 % of the peer group. Grade: the first band whose cumulative share reaches
+  it (1등급 ≤ 10, 2등급 ≤ 32.5, 3등급 ≤ 67.5, 4등급 ≤ 90, else 5등급 under the sample rubric).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.methodology.rubric import METRICS, grade_cutoffs
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Per-fund arrays (NaN / −1 where not scored)."""
+
+    criteria: dict[str, np.ndarray]
+    quantitative: np.ndarray
+    qualitative: np.ndarray
+    score: np.ndarray
+    peer_percentile: np.ndarray
+    peer_size: np.ndarray
+    grade: np.ndarray
+
+
+def group_percentile(
+    values: np.ndarray, groups: np.ndarray, mask: np.ndarray, higher_is_better: bool
+) -> np.ndarray:
+    """Percentile rank (0 worst … 100 best) within each group among masked funds with a value."""
+    v = np.where(mask & np.isfinite(values), values, np.nan)
+    frame = pd.DataFrame({"g": groups, "v": v})
+    by = frame.groupby("g", sort=False)["v"]
+    rank = by.rank(method="average", ascending=higher_is_better).to_numpy(dtype=float)
+    count = by.transform("count").to_numpy(dtype=float)
+    with np.errstate(all="ignore"):
+        pct = np.where(count > 1, (rank - 1.0) / (count - 1.0) * 100.0, 50.0)
+    return np.where(np.isfinite(v), pct, np.nan)
+
+
+def weighted_mean(
+    columns: Sequence[np.ndarray], weights: Sequence[float] | Sequence[np.ndarray]
+) -> np.ndarray:
+    """Row-wise weighted mean over the columns that have a value (weights re-normalised); NaN if none do."""
+    num = np.zeros_like(columns[0], dtype=float)
+    den = np.zeros_like(columns[0], dtype=float)
+    for col, w in zip(columns, weights, strict=True):
+        ok = np.isfinite(col)
+        wv = np.broadcast_to(np.asarray(w, dtype=float), col.shape)
+        num += np.where(ok, col * wv, 0.0)
+        den += np.where(ok, wv, 0.0)
+    with np.errstate(all="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def top_percent(score: np.ndarray, groups: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(top percent within the group, group size) among masked funds with a score."""
+    v = np.where(mask & np.isfinite(score), score, np.nan)
+    frame = pd.DataFrame({"g": groups, "v": v})
+    by = frame.groupby("g", sort=False)["v"]
+    rank = by.rank(method="min", ascending=False).to_numpy(dtype=float)
+    count = by.transform("count").to_numpy(dtype=float)
+    ok = np.isfinite(v)
+    return np.where(ok, rank / count * 100.0, np.nan), np.where(ok, count, 0).astype(int)
+
+
+def assign_grades(top: np.ndarray, rubric: Mapping[str, Any]) -> np.ndarray:
+    """Grade per fund from its top percent (−1 where it has none)."""
+    grade = np.full(top.shape, -1, dtype=int)
+    unassigned = np.isfinite(top)
+    for g, bound in grade_cutoffs(rubric):
+        hit = unassigned & (top <= bound + _EPS)
+        grade[hit] = g
+        unassigned &= ~hit
+    grade[unassigned] = grade_cutoffs(rubric)[-1][0]
+    return grade
+
+
+def score_funds(
+    metrics: Mapping[str, Mapping[str, np.ndarray]],
+    groups: np.ndarray,
+    eligible: np.ndarray,
+    period_weights: Mapping[str, np.ndarray],
+    rubric: Mapping[str, Any],
+    qualitative: Mapping[str, np.ndarray] | None = None,
+) -> Scores:
+    """Score and grade every eligible fund against its peer group.
+
+    ``period_weights``: per window, the weight each fund gives it (0 when its history rule does not use it).
+    ``qualitative``: per qualitative criterion id, analyst scores 1–5 (NaN where none).
+    """
+    funds = len(groups)
+    periods = [p for p in period_weights if p in metrics]
+    pct: dict[tuple[str, str], np.ndarray] = {}
+    for crit in rubric["criteria"]:
+        for m in crit["metrics"]:
+            name = m["metric"]
+            for p in periods:
+                if (p, name) not in pct:
+                    higher = METRICS[name].direction == "higher"
+                    pct[(p, name)] = group_percentile(metrics[p][name], groups, eligible, higher)
+    criteria: dict[str, np.ndarray] = {}
+    for crit in rubric["criteria"]:
+        per_period = [
+            weighted_mean(
+                [pct[(p, m["metric"])] for m in crit["metrics"]],
+                [float(m["weight"]) for m in crit["metrics"]],
+            )
+            for p in periods
+        ]
+        weights = [np.where(eligible, period_weights[p], 0.0) for p in periods]
+        criteria[crit["id"]] = weighted_mean(per_period, weights) if periods else np.full(funds, np.nan)
+    quant = weighted_mean(
+        [criteria[c["id"]] for c in rubric["criteria"]], [float(c["weight"]) for c in rubric["criteria"]]
+    )
+
+    qual = np.full(funds, np.nan)
+    spec = rubric.get("qualitative")
+    if spec and qualitative:
+        cols = [
+            (np.asarray(qualitative[c["id"]], dtype=float) - 1.0) * 25.0
+            for c in spec["criteria"]
+            if c["id"] in qualitative
+        ]
+        ws = [float(c["weight"]) for c in spec["criteria"] if c["id"] in qualitative]
+        if cols:
+            qual = np.where(eligible, weighted_mean(cols, ws), np.nan)
+    share = float(spec["weight"]) / 100.0 if spec else 0.0
+    score = np.where(np.isfinite(qual), (1.0 - share) * quant + share * qual, quant)
+    score = np.where(eligible, score, np.nan)
+    top, size = top_percent(score, groups, eligible)
+    return Scores(
+        criteria=criteria,
+        quantitative=quant,
+        qualitative=qual,
+        score=score,
+        peer_percentile=top,
+        peer_size=size,
+        grade=assign_grades(top, rubric),
+    )
+
+
+def peer_context(
+    metrics: Mapping[str, Mapping[str, np.ndarray]],
+    groups: np.ndarray,
+    rated: np.ndarray,
+    score: np.ndarray,
+    grade: np.ndarray,
+) -> dict[str, dict[str, Any]]:
+    """Per 유형: how many funds are rated, the grade counts, and each metric's mean/median/quartiles per window.
+
+    Figures use rated funds only; a window with no values is left out. This is what a fund's evaluation
+    is compared against (and what the GRPO prompts show as peer context).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    codes = pd.Series(groups)
+    for g in sorted({str(x) for x in groups[rated]}):
+        sel = rated & (codes == g).to_numpy()
+        entry: dict[str, Any] = {
+            "funds_rated": int(sel.sum()),
+            "grade_counts": {str(k): int(((grade == k) & sel).sum()) for k in range(1, 6)},
+            "score": _stats(score[sel]),
+            "metrics": {},
+        }
+        for p, by_metric in metrics.items():
+            stats = {m: _stats(v[sel]) for m, v in by_metric.items()}
+            stats = {m: s for m, s in stats.items() if s is not None}
+            if stats:
+                entry["metrics"][p] = stats
+        out[g] = entry
+    return out
+
+
+def _stats(values: np.ndarray) -> dict[str, float | int] | None:
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return None
+    q25, q50, q75 = np.percentile(v, [25, 50, 75])
+    return {
+        "count": int(v.size),
+        "mean": float(v.mean()),
+        "median": float(q50),
+        "p25": float(q25),
+        "p75": float(q75),
+    }

@@ -1,0 +1,84 @@
+"""The table layout a methodology PDF uses: the contract between :mod:`pdf_render` and :mod:`pdf_ingest`.
+
+Every rubric value lives in a table cell (pdfplumber reads table cells exactly; wrapped prose it does
+not), and each table is recognised by its header row. Prose in the PDF is generated from the rubric and
+only explains it; ingest never reads prose.
+"""
+
+from __future__ import annotations
+
+import re
+
+FONT = "HYSMyeongJo-Medium"
+"""reportlab's built-in CID font for Korean: no font file needed, and pdfplumber extracts it as Unicode."""
+
+DOC_TABLE = ("문서 항목", "내용")
+ELIGIBILITY_TABLE = ("평가 대상 기준", "기준값")
+PEER_TABLE = ("순번", "동류그룹(유형)")
+PERIOD_TABLE = ("최소 운용기간(년)", "평가 기간", "기간 가중치(%)")
+CRITERIA_TABLE = ("평가항목 ID", "평가항목", "항목 가중치(%)", "지표", "지표명", "지표 가중치(%)")
+QUALITATIVE_TABLE = ("정성항목 ID", "정성항목", "정성항목 가중치(%)", "점수", "수준 설명")
+BANDS_TABLE = ("등급", "등급명", "비중(%)", "누적 상위(%)")
+REWARDS_TABLE = ("보상", "보상 가중치", "설명(영문)", "설명(한국어)")
+
+DOC_KEYS = {
+    "domain": "도메인",
+    "name": "방법론명",
+    "version": "버전",
+    "description": "설명",
+    "default_style": "기본 출력 형식",
+    "qualitative_weight": "정성평가 비중(%)",
+}
+ELIGIBILITY_KEYS = {
+    "min_history_years": "최소 운용기간(년)",
+    "min_set_amount_krw": "최소 설정액(원)",
+    "min_peer_group_size": "최소 동류그룹 펀드 수",
+}
+
+TABLE_NAMES = {
+    DOC_TABLE: "the document table (문서 항목 | 내용)",
+    ELIGIBILITY_TABLE: "the eligibility table (평가 대상 기준 | 기준값)",
+    PEER_TABLE: "the peer-group table (순번 | 동류그룹(유형))",
+    PERIOD_TABLE: "the period-weight table (최소 운용기간(년) | 평가 기간 | 기간 가중치(%))",
+    CRITERIA_TABLE: "the criteria/weights table (평가항목 ID | 평가항목 | 항목 가중치(%) | 지표 | 지표명 | 지표 가중치(%))",
+    QUALITATIVE_TABLE: "the qualitative table (정성항목 ID | … | 수준 설명)",
+    BANDS_TABLE: "the grade-band table (등급 | 등급명 | 비중(%) | 누적 상위(%))",
+    REWARDS_TABLE: "the reward table (보상 | 보상 가중치 | 설명(영문) | 설명(한국어))",
+}
+COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
+    DOC_TABLE: frozenset(),
+    ELIGIBILITY_TABLE: frozenset({1}),
+    PEER_TABLE: frozenset({0}),
+    PERIOD_TABLE: frozenset({0, 2}),
+    CRITERIA_TABLE: frozenset({0, 2, 3, 5}),
+    QUALITATIVE_TABLE: frozenset({0, 2, 3}),
+    BANDS_TABLE: frozenset({0, 2, 3}),
+    REWARDS_TABLE: frozenset({0, 1}),
+}
+"""Columns holding identifiers or numbers: a line break inside them is a wrap, never a space."""
+REQUIRED_TABLES = (CRITERIA_TABLE, DOC_TABLE, ELIGIBILITY_TABLE, PEER_TABLE, PERIOD_TABLE, BANDS_TABLE)
+
+
+def header_key(cells: list[str | None] | tuple[str, ...]) -> tuple[str, ...]:
+    """A header row compared without whitespace (a wrapped header cell gains a line break)."""
+    return tuple(re.sub(r"\s+", "", c or "") for c in cells)
+
+
+def format_number(value: float | int) -> str:
+    """Integers with thousands separators, floats in their shortest exact form (so ints stay ints)."""
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number here")
+    if isinstance(value, int):
+        return f"{value:,}"
+    return repr(float(value))
+
+
+def parse_number(text: str) -> int | float:
+    """Inverse of :func:`format_number`; raises ValueError naming the text when it is not a number."""
+    compact = re.sub(r"[\s,]", "", text)
+    if re.fullmatch(r"[+-]?\d+", compact):
+        return int(compact)
+    try:
+        return float(compact)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
