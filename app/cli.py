@@ -6,6 +6,7 @@ import torch/transformers inside the command bodies so ``evaluator --help`` stay
 
 from __future__ import annotations
 
+import logging
 import os
 from importlib import import_module
 
@@ -38,6 +39,10 @@ for _name in COMMAND_MODULES:
 
 def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # Rich progress is the one progress display
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    # bitsandbytes warns on every CPU 4-bit load that an optional hub kernel is missing; it is harmless.
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     app()
 
 

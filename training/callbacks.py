@@ -118,7 +118,7 @@ class RichProgress(TrainerCallback):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
-            TextColumn(f"[bold]{self.label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn(f"[bold]{self.label}"), BarColumn(bar_width=16), MofNCompleteColumn(), TimeElapsedColumn(),
             TextColumn("{task.fields[info]}"), console=self.console, transient=False,
         )
         self.progress.start()
@@ -131,7 +131,7 @@ class RichProgress(TrainerCallback):
         parts = [f"reward {logs['reward']:.3f}"] if "reward" in logs else [f"loss {logs['loss']:.3f}"]
         for key, val in logs.items():
             if key.startswith("rewards/") and key.endswith("/mean") and val is not None:
-                parts.append(f"{key.split('/')[1]} {val:.2f}")
+                parts.append(f"{key.split('/')[1][:8]} {val:.2f}")
         done = state.global_step - self._step0
         if done > 0:
             parts.append(f"{(time.perf_counter() - self._t0) / done:.2f} s/step")
