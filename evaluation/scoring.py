@@ -1,0 +1,232 @@
+"""Score completions with the domain pack's own grader and summarise them for a report.
+
+One grader, two callers: every verdict comes from ``pack.grade`` — the same reward functions the trainer
+optimises — so an evaluation number and a training reward can never disagree. Nothing here knows a
+domain; figures a domain adds come from ``pack.summarize``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluator.domains.base import DomainPack, Verdict
+from evaluator.evaluation import stats
+
+MODES = ("strict", "flexible")
+
+
+def item_key(question: Any, gold: Any) -> str:
+    """A short content hash of an item, so two reports can tell "same id, different question" apart."""
+    text = f"{question}\x1f{gold}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def question_of(pack: DomainPack, row: Mapping[str, Any]) -> str:
+    if row.get("question") is not None:
+        return str(row["question"])
+    return pack.judge_context(row).get("task", "")
+
+
+def gold_of(pack: DomainPack, row: Mapping[str, Any]) -> str | None:
+    if row.get("answer") is not None:
+        return str(row["answer"])
+    reference = pack.judge_context(row).get("reference")
+    return str(reference) if reference else None
+
+
+def _safe_grade(
+    pack: DomainPack, text: str, row: Mapping[str, Any], style: str, mode: str
+) -> tuple[Verdict, str | None]:
+    """``pack.grade``; a completion that crashes the grader counts as wrong and is reported, not raised."""
+    try:
+        return pack.grade(text, row, style=style, extract=mode), None
+    except Exception as exc:  # one bad item never aborts the batch
+        return Verdict(extracted=None, correct=False, format_ok=False, scores={}), f"grading failed: {exc!r}"
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def score_rows(
+    pack: DomainPack,
+    rows: Sequence[Mapping[str, Any]],
+    completions: Sequence[str | Sequence[str]],
+    style: str | None = None,
+    extract: str = "strict",
+    *,
+    token_counts: Sequence[Sequence[int]] | None = None,
+    errors: Mapping[int, str] | None = None,
+    seed: int = 0,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Grade ``completions[i]`` (one string, or K samples) against ``rows[i]``; return (summary, samples).
+
+    ``extract`` picks which reading fills each sample's ``extracted``/``correct``; the summary always
+    reports both ``strict`` and ``flexible`` accuracy. ``errors`` (row index → message) marks rows whose
+    completions could not be produced. Samples come out row by row, sample by sample.
+    """
+    if extract not in MODES:
+        raise ValueError(f"extract must be one of {', '.join(MODES)}, not {extract!r}")
+    if len(rows) != len(completions):
+        raise ValueError(f"{len(rows)} rows but {len(completions)} completion lists")
+    errors = dict(errors or {})
+    samples: list[dict[str, Any]] = []
+    per_item: list[dict[str, Any]] = []
+    expanded_rows: list[Mapping[str, Any]] = []
+    primary_verdicts: list[Verdict] = []
+    styles_seen: list[str] = []
+    for i, (row, comp) in enumerate(zip(rows, completions, strict=True)):
+        texts = [comp] if isinstance(comp, str) else list(comp)
+        row_style = pack.check_style(style or row.get("style"))
+        if row_style not in styles_seen:
+            styles_seen.append(row_style)
+        item_id = str(row.get("id", i))
+        question, gold = question_of(pack, row), gold_of(pack, row)
+        graded = []
+        for j, text in enumerate(texts):
+            v_strict, err_s = _safe_grade(pack, text, row, row_style, "strict")
+            v_flex, err_f = _safe_grade(pack, text, row, row_style, "flexible")
+            primary = v_strict if extract == "strict" else v_flex
+            sample: dict[str, Any] = {
+                "id": item_id,
+                "index": i,
+                "sample": j,
+                "question": question,
+                "gold": gold,
+                "completion": text,
+                "style": row_style,
+                "extract": extract,
+                "extracted": primary.extracted,
+                "correct": bool(primary.correct),
+                "extracted_strict": v_strict.extracted,
+                "correct_strict": bool(v_strict.correct),
+                "extracted_flexible": v_flex.extracted,
+                "correct_flexible": bool(v_flex.correct),
+                "format_ok": bool(v_strict.format_ok),
+                "scores": _jsonable(v_strict.scores),
+            }
+            if token_counts is not None:
+                sample["n_tokens"] = int(token_counts[i][j])
+            if v_strict.details:
+                sample["details"] = _jsonable(v_strict.details)
+            error = errors.get(i) or err_s or err_f
+            if error:
+                sample["error"] = error
+            samples.append(sample)
+            graded.append(sample)
+            expanded_rows.append(row)
+            primary_verdicts.append(primary)
+        per_item.append({"id": item_id, "key": item_key(question, gold), "samples": graded})
+    summary = summarize(pack, per_item, seed=seed)
+    summary.update(
+        domain=pack.name,
+        style=styles_seen[0] if len(styles_seen) == 1 else ",".join(styles_seen),
+        extract=extract,
+        domain_metrics=_domain_metrics(pack, expanded_rows, primary_verdicts),
+    )
+    return summary, samples
+
+
+def _domain_metrics(
+    pack: DomainPack, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]
+) -> dict[str, Any]:
+    try:
+        return _jsonable(pack.summarize(rows, verdicts) or {})
+    except Exception as exc:  # a summary figure must not cost the whole report
+        return {"error": f"pack.summarize failed: {exc!r}"}
+
+
+def _frac(samples: Sequence[Mapping[str, Any]], field: str) -> float:
+    return sum(bool(s[field]) for s in samples) / len(samples) if samples else 0.0
+
+
+def _with_ci(values: Sequence[float], seed: int) -> dict[str, Any]:
+    return {
+        "value": sum(values) / len(values) if values else None,
+        "ci95": stats.bootstrap_ci(values, seed=seed),
+    }
+
+
+def summarize(pack: DomainPack, items: Sequence[Mapping[str, Any]], *, seed: int = 0) -> dict[str, Any]:
+    """Report figures from graded items (each: id, key, samples) — accuracy, format, rewards, pass/maj@k."""
+    all_samples = [s for it in items for s in it["samples"]]
+    counts = [len(it["samples"]) for it in items]
+    k = min(counts) if counts else 0
+    accuracy = {}
+    for mode in MODES:
+        fracs = [_frac(it["samples"], f"correct_{mode}") for it in items]
+        entry = _with_ci(fracs, seed)
+        entry["n_correct"] = sum(bool(s[f"correct_{mode}"]) for s in all_samples)
+        accuracy[mode] = entry
+    reward_names: list[str] = []
+    for s in all_samples:
+        reward_names.extend(n for n in s["scores"] if n not in reward_names)
+    reward_means = {n: stats.mean_or_none([s["scores"].get(n) for s in all_samples]) for n in reward_names}
+    summary: dict[str, Any] = {
+        "n_items": len(items),
+        "n_samples": k,
+        "n_completions": len(all_samples),
+        "n_errors": sum(1 for it in items if any("error" in s for s in it["samples"])),
+        "accuracy": accuracy,
+        "format_rate": _with_ci([_frac(it["samples"], "format_ok") for it in items], seed),
+        "reward_means": reward_means,
+        "primary_reward": getattr(pack, "primary_reward", None),
+        "pass_at_k": _pass_at_k(items, k, seed) if k > 1 else None,
+        "maj_at_k": _maj_at_k(pack, items, k, seed) if k > 1 else None,
+        "items": [_item_entry(it) for it in items],
+        "errors": [
+            {"id": s["id"], "index": s["index"], "sample": s["sample"], "message": s["error"]}
+            for s in all_samples
+            if "error" in s
+        ],
+    }
+    return summary
+
+
+def _item_entry(item: Mapping[str, Any]) -> dict[str, Any]:
+    first = item["samples"][0] if item["samples"] else {}
+    return {
+        "id": item["id"],
+        "key": item["key"],
+        "correct_strict": bool(first.get("correct_strict", False)),
+        "correct_flexible": bool(first.get("correct_flexible", False)),
+        "n_correct_strict": sum(bool(s["correct_strict"]) for s in item["samples"]),
+        "n_correct_flexible": sum(bool(s["correct_flexible"]) for s in item["samples"]),
+        "n_samples": len(item["samples"]),
+    }
+
+
+def _pass_at_k(items: Sequence[Mapping[str, Any]], k: int, seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"k": k}
+    for mode in MODES:
+        by_k = {}
+        for kk in stats.ks_for(k):
+            values = [
+                stats.pass_at_k(
+                    len(it["samples"]), sum(bool(s[f"correct_{mode}"]) for s in it["samples"]), kk
+                )
+                for it in items
+            ]
+            by_k[str(kk)] = _with_ci(values, seed)
+        out[mode] = by_k
+    return out
+
+
+def _maj_at_k(pack: DomainPack, items: Sequence[Mapping[str, Any]], k: int, seed: int) -> dict[str, Any]:
+    """Majority vote over the extracted answers; the vote is right when the samples giving it were graded right."""
+    normalize = getattr(pack, "normalize_answer", None)
+    out: dict[str, Any] = {"k": k}
+    for mode in MODES:
+        values = []
+        for it in items:
+            answers = [s[f"extracted_{mode}"] for s in it["samples"]]
+            verdict_of = {}
+            for s in it["samples"]:
+                verdict_of.setdefault(s[f"extracted_{mode}"], bool(s[f"correct_{mode}"]))
+            voted = stats.majority_vote(answers, key=normalize if callable(normalize) else None)
+            values.append(1.0 if voted is not None and verdict_of.get(voted) else 0.0)
+        out[mode] = _with_ci(values, seed)
+    return out
