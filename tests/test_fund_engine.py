@@ -175,6 +175,4 @@ def test_fund_pack_exposes_the_engine_rubric() -> None:
         "reasoning_quality": 30.0,
         "consistency": 10.0,
     }
-    assert pack.reward_functions() == {}
-    with pytest.raises(NotImplementedError, match="evaluator train --domain fund"):
-        pack.dataset(None, "train")
+    assert list(pack.reward_functions()) == ["json_format", "grade_accuracy", "reasoning_quality", "consistency"]

@@ -36,7 +36,7 @@ class TinySpec:
     num_key_value_heads: int = 2
     intermediate_size: int = 128
     vocab_size: int = 1024
-    max_position_embeddings: int = 1024
+    max_position_embeddings: int = 2048
     split_digits: bool = False
     seed: int = 0
 

@@ -76,14 +76,118 @@ def evaluate(
     sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
     sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
     force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
+    model: str | None = typer.Option(
+        None, "--model", help="Also have this model (tiny, preset, hub id or path) evaluate every rated fund."
+    ),
+    adapter: Path | None = typer.Option(
+        None, "--adapter", help="LoRA adapter folder for --model (e.g. RUN/final)."
+    ),
+    quantize: str | None = typer.Option(
+        None, "--quantize", help="4bit or none for --model (default: 4bit on CUDA)."
+    ),
+    backend: str = typer.Option("hf", "--backend", help="Generation backend for --model: hf or vllm."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Prompts per generate call for --model."),
+    max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Longest model answer, in tokens."),
 ) -> None:
-    """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv."""
+    """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv.
+
+    With --model, the model also writes its own evaluation of every rated fund (the GRPO task's prompt);
+    each report gets `model_evaluation` beside the engine's grade and summary.json counts disagreements.
+    """
     if (data is None) == (not sample):
         fail("give either a DATA file or --sample (not both)")
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
+    model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
     _check_out_dir(out, force)
-    _run_evaluate(data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force)
+    _run_evaluate(
+        data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force, model_options
+    )
+
+
+def _model_options(
+    model: str | None,
+    adapter: Path | None,
+    quantize: str | None,
+    backend: str,
+    batch_size: int,
+    max_new_tokens: int,
+) -> dict[str, Any] | None:
+    """Check the --model flags before any work (a bad flag never costs a long engine run)."""
+    if model is None:
+        if adapter is not None:
+            fail("--adapter needs --model (the base model the adapter was trained on)")
+        return None
+    if adapter is not None and not (adapter / "adapter_config.json").is_file():
+        fail(f"--adapter {adapter} is not a LoRA adapter folder (no adapter_config.json in it)")
+    if quantize is not None and quantize.lower() not in ("4bit", "none"):
+        fail(f"--quantize must be 4bit or none, not {quantize!r}")
+    if backend not in ("hf", "vllm"):
+        fail(f"--backend must be hf or vllm, not {backend!r}")
+    if batch_size < 1 or max_new_tokens < 1:
+        fail("--batch-size and --max-new-tokens must be at least 1")
+    return {
+        "model": model,
+        "adapter": str(adapter) if adapter is not None else None,
+        "quantize": quantize,
+        "backend": backend,
+        "batch_size": batch_size,
+        "max_new_tokens": max_new_tokens,
+    }
+
+
+def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Generate the model's evaluation of every rated fund in batches (one model load); read each answer."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from evaluator.domains.fund.model_eval import fund_prompts, model_evaluations
+    from evaluator.domains.registry import get_pack
+    from evaluator.evaluation.generate import GenerationError, Generator, chat_template_kwargs_for
+
+    codes, prompts, facts = fund_prompts(evaluation)
+    run: dict[str, Any] = {"model": options["model"], "adapter": options["adapter"], "generation": {}}
+    if not codes:
+        err_console.print("[yellow]warning:[/] no fund was rated, so the model has nothing to evaluate")
+        return {}, run
+    try:
+        with console.status(f"loading {options['model']}…"):
+            generator = Generator.load(
+                options["model"],
+                adapter=options["adapter"],
+                quantize=options["quantize"],
+                backend=options["backend"],
+            )
+        template = chat_template_kwargs_for(generator.tokenizer, "json", get_pack("fund"))
+        columns = (TextColumn("model evaluations"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("generate", total=len(prompts))
+            gens = generator.generate(
+                prompts,
+                max_new_tokens=options["max_new_tokens"],
+                batch_size=options["batch_size"],
+                chat_template_kwargs=template,
+                on_batch=lambda idx, _texts: progress.advance(task, len(idx)),
+            )
+    except (GenerationError, OSError, ValueError) as exc:
+        fail(f"could not run --model {options['model']}: {exc}")
+    run["generation"] = generator.config(
+        n=1,
+        temperature=0.0,
+        top_p=1.0,
+        top_k=0,
+        max_new_tokens=options["max_new_tokens"],
+        batch_size=options["batch_size"],
+        seed=0,
+        chat_template_kwargs=template,
+    )
+    evaluations = model_evaluations(
+        codes, gens.texts, facts, gens.errors, model=options["model"], adapter=options["adapter"]
+    )
+    if gens.errors:
+        err_console.print(
+            f"[yellow]warning:[/] {len(gens.errors)} fund(s) got no model answer; see their reports"
+        )
+    return evaluations, run
 
 
 def _run_evaluate(
@@ -97,6 +201,7 @@ def _run_evaluate(
     sample: bool,
     sample_funds: int,
     force: bool,
+    model_options: dict[str, Any] | None = None,
 ) -> None:
     import pandas as pd
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -133,6 +238,7 @@ def _run_evaluate(
                 issues=universe.issues,
             )
         evaluation.inputs["sources"] = universe.sources
+        evaluations, run = _model_evaluations(evaluation, model_options) if model_options else (None, None)
         columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
             task = progress.add_task("reports", total=len(evaluation.funds))
@@ -142,10 +248,25 @@ def _run_evaluate(
                 force=force,
                 warnings=universe.warnings,
                 on_progress=lambda done, total: progress.update(task, completed=done),
+                model_evaluations=evaluations,
+                model_run=run,
             )
     except errors as exc:
         fail(str(exc))
     _print_summary(evaluation, outcome, universe.warnings)
+    if evaluations is not None:
+        _print_model_summary(outcome)
+
+
+def _print_model_summary(outcome: Any) -> None:
+    import json
+
+    block = json.loads(outcome.summary_json.read_text(encoding="utf-8")).get("model_evaluation") or {}
+    console.print(
+        f"model {block.get('model')}: {block.get('funds_evaluated', 0)} funds · agrees {block.get('agree', 0)} · "
+        f"differs {block.get('disagree', 0)} · no readable grade {block.get('unreadable', 0)} · "
+        f"schema-valid {block.get('schema_valid', 0)} (disagreements listed in summary.json)"
+    )
 
 
 @fund_app.command("generate-sample")

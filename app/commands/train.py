@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
     def train_cmd(
         domain: str = typer.Option(None, help="Domain pack (gsm8k, fund)."),
         model: str = typer.Option(None, help="Preset, tiny, hub id or local path."),
-        data: str = typer.Option(None, help="Data source: synthetic, a hub id, a JSONL file or folder."),
+        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
         split: str = typer.Option(None, help="Training split."),
         style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
         language: str = typer.Option(None, help="System prompt language: en or ko."),

@@ -2,7 +2,8 @@
 
 Strict reading: the whole completion is one JSON object, allowing surrounding whitespace, a leading
 ``<think>…</think>`` block (Qwen3 thinking) and a Markdown ```json fence. Flexible reading: the first
-balanced ``{…}`` anywhere in the text that parses as an object. The grade comes from the object's
+balanced ``{…}`` anywhere in the text that parses as an object with a ``grade`` or
+``rationale_ko``. The grade comes from the object's
 ``grade`` (strict: an integer 1–5; flexible also takes ``"3"``, ``3.0`` or ``"3등급"``, and falls back to
 a ``grade: N`` or ``N등급`` in the text). ``NaN``/``Infinity`` never parse.
 """
@@ -91,11 +92,15 @@ def balanced_objects(text: str) -> Iterator[str]:
         start = text.find("{", start + 1)
 
 
+ANSWER_KEYS = ("grade", "rationale_ko")
+"""An object counts as an answer only with one of these (not, say, one criterion's entry)."""
+
+
 def flexible_object(text: str) -> dict[str, Any] | None:
-    """The first balanced ``{…}`` in the text that parses as a JSON object."""
+    """The first balanced ``{…}`` in the text that parses as a JSON object holding an answer key."""
     for candidate in balanced_objects(text):
         obj = _loads_object(candidate)
-        if obj is not None:
+        if obj is not None and any(k in obj for k in ANSWER_KEYS):
             return obj
     return None
 

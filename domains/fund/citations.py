@@ -1,13 +1,12 @@
 """What a Korean rationale claims: the figures it cites, what each refers to, and direction claims.
 
 The rationale is cut into sentences (``.`` not between digits, ``!``, ``?``, ``;``, line breaks) and
-clauses (commas). Inside a clause, a subject — a metric (``변동성``), a criterion (``위험조정수익률``) or
-the overall result (``종합``) — stays in force until another subject or the clause ends; a window
-(``3년``) stays in force until the sentence ends; a qualifier (``평균``, ``백분위``, ``상위``) applies to
-the next number only. Each number is read with its unit (``%``, ``%p``, ``점``, ``개``, ``위``, ``년``,
+clauses (commas). A subject — a metric (``변동성``), a criterion (``위험조정수익률``) or the overall
+result (``종합``) — and a window (``3년``) stay in force until another one is named or the sentence
+ends; a qualifier (``평균``, ``백분위``, ``상위``) applies to the next number only. Each number is read with its unit (``%``, ``%p``, ``점``, ``개``, ``위``, ``년``,
 ``등급``). Direction words (높/낮/크/작, 우수/부진 …) become claims about the subject they follow — or
-about the subject right after an attributive form (``높은 변동성``) — and ``평균보다`` makes a claim a
-comparison with the 유형 average. :mod:`evaluator.domains.fund.verify` checks all of it against the facts.
+about the subject right after an attributive form (``높은 변동성``) — and a ``평균`` between the two
+makes the claim a comparison with the 유형 average. :mod:`evaluator.domains.fund.verify` checks all of it against the facts.
 """
 
 from __future__ import annotations
@@ -32,7 +31,14 @@ METRIC_ALIASES: dict[str, tuple[str, ...]] = {
 }
 OVERALL_WORDS = ("종합 점수", "종합점수", "최종 점수", "종합", "총점", "전반적", "전반")
 PERIOD_YEARS = {1: "1y", 3: "3y", 5: "5y", 10: "10y"}
-QUALIFIERS = {"평균": "mean", "백분위": "pct", "상위": "top", "가중치": "weight", "비중": "weight"}
+QUALIFIERS = {
+    "평균": "mean",
+    "백분위": "pct",
+    "상위": "top",
+    "하위": "bottom",
+    "가중치": "weight",
+    "비중": "weight",
+}
 
 HIGH = r"높|많|상회|웃돌|큰|크고|크다|크며|크게|커서|커졌|컸|큽니다"
 LOW = r"낮|적은|적고|적다|적으며|적습니다|하회|밑돌|작은|작고|작다|작으며|작아|작았|작습니다"
@@ -41,20 +47,21 @@ POOR = r"부진|미흡|저조|나쁘|나빠|나쁜|열위|약점|취약|악화|�
 _ADJECTIVE = re.compile(f"(?P<high>{HIGH})|(?P<low>{LOW})|(?P<good>{GOOD})|(?P<poor>{POOR})")
 _ATTRIBUTIVE_END = re.compile(r"^[가-힣]*?(?:은|는|ㄴ|한|난|인|운|쁜|큰)\s*$")
 _NEGATION = re.compile(r"^[가-힣]{0,3}지\s*(?:않|못)")
-_VERSUS_MEAN = re.compile(r"평균\S*\s*(?:\S+\s+)?(?:보다|대비|를|을|에)")
 
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?P<sign>[-+−△▲▼]?)\s?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?"
-    r"\s*(?P<unit>%p|%포인트|%|퍼센트|점|개|위|년|등급|배|bp)?"
+    r"\s*(?P<unit>%p|%포인트|%|퍼센트|점(?!수)|개(?![선월])|위(?!험)|년|등급|배|bp|월|일)?"
 )
+_DATE = re.compile(r"\d{4}\s*[-./년]\s*\d{1,2}\s*[-./월]\s*\d{1,2}\s*일?")
+DATE_UNITS = ("월", "일")
 _SENTENCE = re.compile(r"(?<!\d)\.|\.(?!\d)|[!?;\n。]")
 _CLAUSE = re.compile(r",|，|、")
 
 INJECTION = re.compile(
     r"ignore (?:all |any |the )?(?:previous|prior|above|earlier)|disregard|system prompt|"
     r"you are now|as an ai|reward|grader|score (?:this|me)|give (?:this|me) (?:a )?(?:full|max|perfect)|"
-    r"<\|im_(?:start|end)\|>|무시하|지시(?:를|는|사항)|지침을|시스템 프롬프트|프롬프트|채점|평가자|심사|"
-    r"만점|최고 점수를|점수를 주|보상",
+    r"<\|im_(?:start|end)\|>|무시하|지시(?:를|는|사항)|지침을|시스템 프롬프트|프롬프트|채점|평가자|"
+    r"만점|최고 점수를|점수를 주|보상(?:을|값을?)\s*(?:주|최대|높)|심사위원",
     re.I,
 )
 
@@ -129,8 +136,11 @@ def _number(match: re.Match[str]) -> tuple[float, int]:
     return value, len(dec)
 
 
-def _claims_in(clause: str, subjects: Sequence[tuple[int, int, str]], period: str | None) -> list[Claim]:
-    """Direction words in a clause, each tied to the subject it describes."""
+def _claims_in(
+    clause: str, subjects: Sequence[tuple[int, int, str]], carried: str | None, period: str | None
+) -> list[Claim]:
+    """Direction words in a clause, each tied to the subject it describes (``carried``: the sentence's
+    subject so far, for a clause that names none before its direction word)."""
     claims: list[Claim] = []
     for adj in _ADJECTIVE.finditer(clause):
         direction = adj.lastgroup or ""
@@ -141,23 +151,27 @@ def _claims_in(clause: str, subjects: Sequence[tuple[int, int, str]], period: st
         following = [s for s in subjects if s[0] >= word_end]
         preceding = [s for s in subjects if s[1] <= adj.start()]
         attributive = _ATTRIBUTIVE_END.match(clause[adj.start() : word_end] + " ")
-        target = None
         if attributive and following and clause[word_end : following[0][0]].strip() == "":
-            target = following[0]
+            target, between = following[0][2], clause[: adj.start()]
         elif preceding:
-            target = preceding[-1]
-        if target is None:
+            target, between = preceding[-1][2], clause[preceding[-1][1] : adj.start()]
+        elif carried is not None:
+            target, between = carried, clause[: adj.start()]
+        else:
             continue
-        lo, hi = sorted((target[1], adj.start()))
-        between = clause[lo:hi] if target[1] <= adj.start() else clause[: adj.start()]
-        versus = bool(_VERSUS_MEAN.search(between)) or ("평균" in between and "보다" in between)
-        claims.append(Claim(target[2], direction, versus, period, clause.strip()))
+        claims.append(Claim(target, direction, "평균" in between, period, clause.strip()))
     return claims
 
 
-def read_rationale(text: str, criteria: Mapping[str, str]) -> Reading:
-    """Figures, claims and concluded grades of a rationale; ``criteria`` maps criterion id → Korean name."""
-    return _read(text, tuple(sorted(criteria.items())))
+def read_rationale(text: str, criteria: Mapping[str, str], names: Sequence[str] = ()) -> Reading:
+    """Figures, claims and concluded grades of a rationale; ``criteria`` maps criterion id → Korean name.
+
+    ``names`` (the fund's name, company, code) are blanked first, so ``코스피200`` in a fund name is not
+    read as a figure; dates (``2025-06-30``, ``2025년 6월 30일``) are never figures either.
+    """
+    for name in sorted((n for n in names if n), key=len, reverse=True):
+        text = text.replace(name, " " * len(name))
+    return _read(_DATE.sub(lambda m: " " * len(m.group(0)), text), tuple(sorted(criteria.items())))
 
 
 @lru_cache(maxsize=4096)
@@ -167,16 +181,16 @@ def _read(text: str, criteria: tuple[tuple[str, str], ...]) -> Reading:
     claims: list[Claim] = []
     for sentence in _SENTENCE.split(text):
         period: str | None = None
+        subject: str | None = None
         for clause in _CLAUSE.split(sentence):
             events: list[tuple[int, int, str, re.Match[str] | None]] = [
                 (m.start(), m.end(), kinds[m.group(0).lower()], None) for m in pattern.finditer(clause)
             ]
             events += [(m.start(), m.end(), "number", m) for m in _NUMBER.finditer(clause)]
             events.sort(key=lambda e: (e[0], e[2] == "number"))
-            subject: str | None = None
+            carried = subject
             qualifier: str | None = None
             subjects: list[tuple[int, int, str]] = []
-            claim_period = period
             for start, end, kind, match in events:
                 if kind.startswith(("metric:", "criterion:")) or kind == "overall":
                     subject = kind
@@ -188,16 +202,17 @@ def _read(text: str, criteria: tuple[tuple[str, str], ...]) -> Reading:
                     unit = match.group("unit") or ""
                     if unit == "년" and decimals == 0 and int(abs(value)) in PERIOD_YEARS and value > 0:
                         period = PERIOD_YEARS[int(value)]
-                        claim_period = claim_period or period
                         continue
-                    if unit == "등급":
+                    if unit == "등급" or unit in DATE_UNITS or (unit == "년" and value >= 1900):
                         qualifier = None
                         continue
                     figures.append(
-                        Figure(match.group(0).strip(), value, decimals, unit, subject, period, qualifier, clause)
+                        Figure(
+                            match.group(0).strip(), value, decimals, unit, subject, period, qualifier, clause
+                        )
                     )
                     qualifier = None
-            claims += _claims_in(clause, subjects, period or claim_period)
+            claims += _claims_in(clause, subjects, carried, period)
     return Reading(
         figures=tuple(figures),
         claims=tuple(claims),

@@ -180,7 +180,7 @@ def fund_facts(
         "quantitative_score": _round(fund.quantitative_score, 4),
         "peer_percentile": round(top, 4),
         "peer_group_size": size,
-        "rank": int(round(top * size / 100.0)) if size else None,
+        "rank": round(top * size / 100.0) if size else None,
         "period_weights": dict(fund.period_weights),
         "main_period": main_period(fund),
         "metrics": metrics,

@@ -16,7 +16,7 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, PackError, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.answer import extract_grade, read_answer
-from evaluator.domains.fund.rewards import build_reward_functions, load_facts
+from evaluator.domains.fund.rewards import build_reward_functions, gold_grade, load_facts
 from evaluator.domains.fund.rubric import default_rubric
 
 PACKAGE = "evaluator.domains.fund"
@@ -93,13 +93,20 @@ class FundPack(DomainPack):
         return None if value is None else str(value).strip()
 
     def is_correct(self, extracted: str | None, row: Mapping[str, Any]) -> bool:
-        gold = row.get("grade")
+        gold = gold_grade(row.get("grade"), row.get("answer"))
         if extracted is None or gold is None:
             return False
         try:
-            return int(extracted) == int(gold)
+            return int(extracted) == gold
         except (TypeError, ValueError):
             return False
+
+    def gold_from_field(self, value: Any) -> str:
+        """The grade of an answer field in a predictions file (``3`` or ``"3등급"``)."""
+        grade = gold_grade(value)
+        if grade is None:
+            raise ValueError("a fund answer is a grade from 1 to 5")
+        return str(grade)
 
     def grade(
         self, completion: str, row: Mapping[str, Any], *, style: str | None = None, extract: str = "strict"
@@ -110,7 +117,7 @@ class FundPack(DomainPack):
         details = {
             "schema_valid": answer.schema_valid,
             "framing": answer.framing,
-            "engine_grade": row.get("grade"),
+            "engine_grade": gold_grade(row.get("grade"), row.get("answer")),
             "stated_grade": answer.grade("flexible"),
             "problems": list(answer.problems[:5]),
         }
@@ -127,8 +134,9 @@ class FundPack(DomainPack):
         n = len(verdicts)
         errors: list[int] = []
         for row, v in zip(rows, verdicts, strict=True):
-            if v.extracted is not None and row.get("grade") is not None:
-                errors.append(abs(int(v.extracted) - int(row["grade"])))
+            gold = gold_grade(row.get("grade"), row.get("answer"))
+            if v.extracted is not None and gold is not None:
+                errors.append(abs(int(v.extracted) - gold))
         valid = sum(bool(v.details.get("schema_valid")) for v in verdicts)
         return {
             "schema_valid_rate": round(valid / n, 4),

@@ -25,7 +25,8 @@ def fmt_metric(metric: str, value: float | None) -> str:
     """A metric value as the prompt shows it: rates in % with two decimals, ratios with two decimals."""
     if value is None:
         return "-"
-    return f"{value * 100:.2f}%" if metric in RATE_METRICS else f"{value:.2f}"
+    text = f"{value * 100:.2f}%" if metric in RATE_METRICS else f"{value:.2f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.%") else text  # no "-0.00"
 
 
 def _method_line(rubric: Mapping[str, Any]) -> str:

@@ -1,7 +1,7 @@
 """TRL reward functions for fund evaluations, every score in 0..1 (the rubric's weights carry the scale).
 
 TRL calls ``fn(prompts=…, completions=…, …, **dataset_columns)``; these read ``grade`` (the engine's
-grade) and ``facts`` (the engine facts as a JSON string, see :mod:`evaluator.domains.fund.facts`).
+grade; ``answer`` when there is no ``grade``, as in scored prediction files) and ``facts`` (the engine facts as a JSON string, see :mod:`evaluator.domains.fund.facts`).
 
 * ``json_format``: 1.0 when the whole completion is one JSON object valid against
   ``evaluation.schema.json``; 0.5 when a valid object sits inside other text; 0.2 when an object parses
@@ -70,6 +70,17 @@ def consistency_score(text: str, facts: dict[str, Any] | None) -> float | None:
     return float(consistency_breakdown(read_answer(text).strict, facts)["score"])
 
 
+def gold_grade(grade: Any, answer: Any = None) -> int | None:
+    """The engine's grade of a row: its ``grade`` column, else its ``answer`` (``3`` or ``"3등급"``)."""
+    for value in (grade, answer):
+        if value is None or isinstance(value, bool):
+            continue
+        text = str(value).strip().removesuffix("등급").strip()
+        if text.isdigit() and 1 <= int(text) <= 5:
+            return int(text)
+    return None
+
+
 def _column(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
     """A dataset column as one value per completion (a scalar is broadcast; missing gives None)."""
     value = kwargs.get(name)
@@ -99,7 +110,9 @@ class FundReward:
             return [json_format_score(t) for t in texts]
         if self.__name__ == "grade_accuracy":
             grades = _column(kwargs, "grade", n)
-            return [grade_accuracy_score(t, g) for t, g in zip(texts, grades, strict=True)]
+            answers = _column(kwargs, "answer", n)
+            golds = [gold_grade(g, a) for g, a in zip(grades, answers, strict=True)]
+            return [grade_accuracy_score(t, g) for t, g in zip(texts, golds, strict=True)]
         facts = [load_facts(f) if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
         score = reasoning_quality_score if self.__name__ == "reasoning_quality" else consistency_score
         return [score(t, f) for t, f in zip(texts, facts, strict=True)]

@@ -65,9 +65,7 @@ def parse_source(source: str | None) -> Source:
     if is_sample:
         return Source("sample", None, options)
     if not Path(base).is_file():
-        raise PackError(
-            f"fund data {base!r} is neither 'sample' nor an existing NAV file (CSV or Parquet)"
-        )
+        raise PackError(f"fund data {base!r} is neither 'sample' nor an existing NAV file (CSV or Parquet)")
     return Source("file", base, options)
 
 

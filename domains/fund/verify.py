@@ -9,6 +9,7 @@ with a floor and a ceiling on the slack):
   ``8.2%`` matches 8.1–8.3 %). A max drawdown may be cited with or without its minus sign.
 * Ratios (샤프, 소르티노, 정보비율 …): half a unit of the last digit, at least 0.01, at most 0.05.
 * Points (scores, percentiles, top percent, weights, 0–100): half a unit of the last digit, 0.1 to 0.5.
+  ``하위 N%`` is read as top percent 100 − N.
 * Counts (``103개``) and ranks (``53위``) must be exact; years (``4.8년``) within 0.05–0.5.
 * A window named in the sentence (``3년``) must hold the figure; with none named any window may.
 
@@ -74,7 +75,11 @@ def rate_matches(fig: Figure, truth: float | None, *, unsigned: bool = False) ->
 
 
 def ratio_matches(fig: Figure, truth: float | None) -> bool:
-    return truth is not None and fig.unit in ("", "배") and abs(fig.value - truth) <= _slack(fig.decimals, 0.01, 0.05)
+    return (
+        truth is not None
+        and fig.unit in ("", "배")
+        and abs(fig.value - truth) <= _slack(fig.decimals, 0.01, 0.05)
+    )
 
 
 def points_match(fig: Figure, truths: Iterable[float | None]) -> bool:
@@ -122,8 +127,14 @@ def check_figure(fig: Figure, facts: Facts) -> bool | None:
     if fig.unit in ("%p", "%포인트"):
         if metric is None:
             return None
-        gaps = [abs(c["value"] - c["peer_mean"]) for c in _cells(facts, metric, fig.period) if c["peer_mean"] is not None]
-        as_pct = Figure(fig.text, abs(fig.value), fig.decimals, "%", fig.subject, fig.period, None, fig.clause)
+        gaps = [
+            abs(c["value"] - c["peer_mean"])
+            for c in _cells(facts, metric, fig.period)
+            if c["peer_mean"] is not None
+        ]
+        as_pct = Figure(
+            fig.text, abs(fig.value), fig.decimals, "%", fig.subject, fig.period, None, fig.clause
+        )
         return any(rate_matches(as_pct, g) for g in gaps) if metric in RATE_METRICS else None
     if fig.unit == "개":
         return fig.decimals == 0 and int(fig.value) == facts["peer_group_size"]
@@ -131,6 +142,8 @@ def check_figure(fig: Figure, facts: Facts) -> bool | None:
         return fig.decimals == 0 and facts.get("rank") is not None and int(fig.value) == facts["rank"]
     if fig.qualifier == "top":
         return points_match(fig, [facts["peer_percentile"], *(b["top_percent"] for b in facts["bands"])])
+    if fig.qualifier == "bottom":
+        return points_match(fig, [100.0 - facts["peer_percentile"]])
     if fig.qualifier == "weight":
         return points_match(fig, _headline_points(facts))
     if fig.unit == "점":
@@ -214,7 +227,8 @@ def reading_of(obj: Mapping[str, Any] | None, facts: Facts) -> Reading | None:
     rationale = obj.get("rationale_ko") if isinstance(obj, Mapping) else None
     if not isinstance(rationale, str):
         return None
-    return read_rationale(rationale, criteria_names(facts))
+    names = [str(facts.get(k) or "") for k in ("fund_name", "company", "fund_code")]
+    return read_rationale(rationale, criteria_names(facts), names)
 
 
 def criteria_agreement(stated: Any, facts: Facts) -> float:
@@ -228,7 +242,10 @@ def criteria_agreement(stated: Any, facts: Facts) -> float:
         entry, truth = stated.get(cid), engine.get(cid)
         if truth is None or not isinstance(entry, Mapping):
             continue
-        if _finite(entry.get("score")) and abs(float(entry["score"]) - truth["score"]) <= CRITERION_SCORE_SLACK:
+        if (
+            _finite(entry.get("score"))
+            and abs(float(entry["score"]) - truth["score"]) <= CRITERION_SCORE_SLACK
+        ):
             total += 0.5
         if entry.get("judgement") in judgements_near(truth["score"], JUDGEMENT_SLACK):
             total += 0.5
@@ -241,7 +258,11 @@ def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str
     if obj is None or reading is None:
         return {"score": 0.0, "reason": "no rationale_ko to check"}
     if reading.injection:
-        return {"score": 0.0, "reason": "the rationale addresses the grader instead of the fund", "injection": True}
+        return {
+            "score": 0.0,
+            "reason": "the rationale addresses the grader instead of the fund",
+            "injection": True,
+        }
     seen: dict[tuple[Any, ...], bool] = {}
     for fig in reading.figures:
         key = (fig.subject, fig.qualifier, fig.period, fig.unit, round(fig.value, 6))
@@ -276,7 +297,9 @@ def consistency_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[s
     bands = facts["bands"]
     parts: dict[str, float] = {
         "grade_vs_score": float(
-            grade is not None and _finite(score) and grade in grades_for_score(float(score), bands, SCORE_SLACK)
+            grade is not None
+            and _finite(score)
+            and grade in grades_for_score(float(score), bands, SCORE_SLACK)
         )
     }
     stated = obj.get("criteria")
@@ -295,7 +318,11 @@ def consistency_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[s
     if reading is not None:
         if reading.grade_mentions:
             parts["rationale_grade"] = float(all(g == grade for g in reading.grade_mentions))
-        cited = [f for f in reading.figures if f.subject == "overall" and f.unit in ("점", "") and f.qualifier is None]
+        cited = [
+            f
+            for f in reading.figures
+            if f.subject == "overall" and f.unit in ("점", "") and f.qualifier is None
+        ]
         if cited and _finite(score):
             parts["rationale_score"] = sum(points_match(f, [float(score)]) for f in cited) / len(cited)
     return {"score": round(sum(parts.values()) / len(parts), 6), "parts": parts}

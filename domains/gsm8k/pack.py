@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, PackError, RewardFn, Verdict
 from evaluator.domains.gsm8k.extract import extract_answer
-from evaluator.domains.gsm8k.numbers import answers_match, gold_text, parse_gold
+from evaluator.domains.gsm8k.numbers import answers_match, gold_text, parse_gold, strip_annotations
 from evaluator.domains.gsm8k.rewards import build_reward_functions
 from evaluator.domains.gsm8k.sources import load_rows
 from evaluator.domains.gsm8k.styles import LANGUAGES, STYLE_NAMES, get_style
@@ -106,9 +106,9 @@ class GSM8KPack(DomainPack):
     def reference_solution(self, row: Mapping[str, Any], *, style: str | None = None) -> str | None:
         if not row.get("solution") or row.get("answer") in (None, ""):
             return None
-        return get_style(self.check_style(style or row.get("style"))).render(
-            str(row["solution"]), str(row["answer"])
-        )
+        # Rows from the loaders are already clean; rows built by hand may still carry <<a*b=c>> scratch work.
+        solution = strip_annotations(str(row["solution"]))
+        return get_style(self.check_style(style or row.get("style"))).render(solution, str(row["answer"]))
 
     def judge_context(self, row: Mapping[str, Any]) -> dict[str, str]:
         task = str(row.get("question") or super().judge_context(row)["task"])
