@@ -30,6 +30,7 @@ from evaluator.training.run_setup import (
     load_policy,
     prepare_run_dir,
     save_model_atomically,
+    trainer_kwargs,
 )
 
 
@@ -51,7 +52,9 @@ def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[
     names = list(cfg.rewards or available)
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise TrainingError(f"unknown reward(s) {', '.join(unknown)} for {pack.name}; available: {', '.join(available)}")
+        raise TrainingError(
+            f"unknown reward(s) {', '.join(unknown)} for {pack.name}; available: {', '.join(available)}"
+        )
     weights = pack.default_weights()
     overrides = cfg.reward_weights or {}
     bad = [n for n in overrides if n not in available and n != "judge"]
@@ -76,18 +79,23 @@ def _trainer_class() -> type:
             super().log(logs, start_time)
 
         def _write_completions(self) -> None:
-            prompts = list(self._logs["prompt"])[-self.completions_per_log:]
-            completions = list(self._logs["completion"])[-self.completions_per_log:]
-            rewards = {k: list(v)[-len(prompts):] for k, v in self._logs["rewards"].items()}
-            advantages = list(self._logs["advantages"])[-len(prompts):]
+            prompts = list(self._logs["prompt"])[-self.completions_per_log :]
+            completions = list(self._logs["completion"])[-self.completions_per_log :]
+            rewards = {k: list(v)[-len(prompts) :] for k, v in self._logs["rewards"].items()}
+            advantages = list(self._logs["advantages"])[-len(prompts) :]
             for i, (p, c) in enumerate(zip(prompts, completions, strict=False)):
-                append_jsonl(self.completions_path, {
-                    "step": self.state.global_step,
-                    "prompt": completion_text([m for m in p if m.get("role") == "user"]) if isinstance(p, list) else p,
-                    "completion": completion_text(c),
-                    "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
-                    "advantage": advantages[i] if i < len(advantages) else None,
-                })
+                append_jsonl(
+                    self.completions_path,
+                    {
+                        "step": self.state.global_step,
+                        "prompt": completion_text([m for m in p if m.get("role") == "user"])
+                        if isinstance(p, list)
+                        else p,
+                        "completion": completion_text(c),
+                        "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
+                        "advantage": advantages[i] if i < len(advantages) else None,
+                    },
+                )
 
     return EvaluatorGRPOTrainer
 
@@ -95,14 +103,10 @@ def _trainer_class() -> type:
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) -> Any:
     from trl import GRPOConfig
 
-    p = policy.precision
     return GRPOConfig(
-        output_dir=str(out),
-        per_device_train_batch_size=cfg.per_device_train_batch_size,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+        **trainer_kwargs(cfg, out, policy),
         num_generations=cfg.num_generations,
         max_completion_length=cfg.max_completion_length,
-        learning_rate=cfg.learning_rate,
         beta=cfg.beta,
         loss_type=cfg.loss_type,
         scale_rewards=cfg.scale_rewards,
@@ -110,21 +114,7 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) ->
         epsilon_high=cfg.epsilon_high,
         temperature=cfg.temperature,
         top_p=cfg.top_p,
-        max_steps=cfg.max_steps,
-        num_train_epochs=cfg.num_train_epochs,
-        seed=cfg.seed,
-        logging_steps=cfg.logging_steps,
-        save_strategy="steps",
-        save_steps=cfg.save_steps,
-        save_total_limit=cfg.save_total_limit,
         reward_weights=weights,
-        bf16=p.bf16,
-        fp16=False,
-        use_cpu=p.device == "cpu",
-        gradient_checkpointing=policy.gradient_checkpointing,
-        optim=policy.optim,
-        report_to="none",
-        disable_tqdm=True,
         log_completions=False,
     )
 
@@ -137,7 +127,9 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     pack = get_pack(cfg.domain)
     out = prepare_run_dir(cfg)
     style = pack.check_style(cfg.style)
-    dataset = pack.dataset(cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed)
+    dataset = pack.dataset(
+        cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
+    )
     names, funcs, weights = select_rewards(pack, cfg)
     judge = None
     if cfg.judge:
@@ -149,8 +141,11 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
 
     policy = load_policy(cfg)
     warn_if_plan_exceeds(cfg, policy.precision, console)
-    save_config(cfg, out / "run_config.yaml", resolved={**policy.resolved(), "style": style,
-                                                        "rewards": dict(zip(names, weights, strict=True))})
+    save_config(
+        cfg,
+        out / "run_config.yaml",
+        resolved={**policy.resolved(), "style": style, "rewards": dict(zip(names, weights, strict=True))},
+    )
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
@@ -191,8 +186,20 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     return summary
 
 
-def _summary(cfg: TrainConfig, pack: DomainPack, out: Path, trainer: Any, metrics: MetricsLogger, names: list[str],
-             weights: list[float], seconds: float, result: Any, last: SaveLastStep, judge: Any, policy: Any) -> dict[str, Any]:
+def _summary(
+    cfg: TrainConfig,
+    pack: DomainPack,
+    out: Path,
+    trainer: Any,
+    metrics: MetricsLogger,
+    names: list[str],
+    weights: list[float],
+    seconds: float,
+    result: Any,
+    last: SaveLastStep,
+    judge: Any,
+    policy: Any,
+) -> dict[str, Any]:
     rows = metrics.rows
     rewards = [r["reward"] for r in rows if r.get("reward") is not None]
     best = out / "best_adapter" / "best.json"

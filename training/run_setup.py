@@ -44,7 +44,7 @@ def last_checkpoint(out: Path) -> Path | None:
         return None
     found = []
     for p in out.iterdir():
-        suffix = p.name[len(CHECKPOINT_PREFIX):]
+        suffix = p.name[len(CHECKPOINT_PREFIX) :]
         if p.name.startswith(CHECKPOINT_PREFIX) and suffix.isdigit() and (p / "trainer_state.json").exists():
             found.append((int(suffix), p))
     return max(found)[1] if found else None
@@ -118,6 +118,31 @@ def _with_adapter(model: Any, cfg: TrainConfig) -> Any:
     return get_peft_model(model, lora)
 
 
+def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy) -> dict[str, Any]:
+    """TrainingArguments that GRPO and SFT share: batch, schedule, checkpoints, precision, optimizer."""
+    p = policy.precision
+    return {
+        "output_dir": str(out),
+        "per_device_train_batch_size": cfg.per_device_train_batch_size,
+        "gradient_accumulation_steps": cfg.gradient_accumulation_steps,
+        "learning_rate": cfg.learning_rate,
+        "max_steps": cfg.max_steps,
+        "num_train_epochs": cfg.num_train_epochs,
+        "seed": cfg.seed,
+        "logging_steps": cfg.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": cfg.save_steps,
+        "save_total_limit": cfg.save_total_limit,
+        "bf16": p.bf16,
+        "fp16": False,
+        "use_cpu": p.device == "cpu",
+        "gradient_checkpointing": policy.gradient_checkpointing,
+        "optim": policy.optim,
+        "report_to": "none",
+        "disable_tqdm": True,
+    }
+
+
 def adapter_dir(path: Path) -> Path:
     """Accept a run folder (uses its ``final/``) or an adapter folder itself."""
     if (path / "adapter_config.json").exists():
@@ -128,7 +153,11 @@ def adapter_dir(path: Path) -> Path:
 
 
 def save_model_atomically(
-    model: Any, tokenizer: Any, target: Path, extra: dict[str, Any] | None = None, extra_name: str = "info.json"
+    model: Any,
+    tokenizer: Any,
+    target: Path,
+    extra: dict[str, Any] | None = None,
+    extra_name: str = "info.json",
 ) -> None:
     """Save an adapter (or model) into a temp sibling, then swap it in, so a crash never leaves half of one."""
     tmp = target.with_name(f".{target.name}.tmp")

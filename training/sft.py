@@ -21,6 +21,7 @@ from evaluator.training.run_setup import (
     load_policy,
     prepare_run_dir,
     save_model_atomically,
+    trainer_kwargs,
 )
 
 SFT_DEFAULT_LR = 2e-4
@@ -57,28 +58,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     dataset = sft_dataset(pack, cfg, style)
     policy = load_policy(cfg)
     save_config(cfg, out / "run_config.yaml", resolved={**policy.resolved(), "style": style, "kind": "sft"})
-    p = policy.precision
-    args = SFTConfig(
-        output_dir=str(out),
-        per_device_train_batch_size=cfg.per_device_train_batch_size,
-        gradient_accumulation_steps=cfg.gradient_accumulation_steps,
-        learning_rate=cfg.learning_rate,
-        max_steps=cfg.max_steps,
-        num_train_epochs=cfg.num_train_epochs,
-        seed=cfg.seed,
-        logging_steps=cfg.logging_steps,
-        save_strategy="steps",
-        save_steps=cfg.save_steps,
-        save_total_limit=cfg.save_total_limit,
-        bf16=p.bf16,
-        fp16=False,
-        use_cpu=p.device == "cpu",
-        gradient_checkpointing=policy.gradient_checkpointing,
-        optim=policy.optim,
-        max_length=cfg.max_seq_length,
-        report_to="none",
-        disable_tqdm=True,
-    )
+    args = SFTConfig(**trainer_kwargs(cfg, out, policy), max_length=cfg.max_seq_length)
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
