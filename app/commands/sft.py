@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         max_seconds: float = typer.Option(None, help="Stop cleanly after this much wall time."),
         max_seq_length: int = typer.Option(None, help="Max tokens per example (default 512)."),
         seed: int = typer.Option(None, help="Random seed."),
+        init_from: str = typer.Option(None, "--init-from", help="Continue from an adapter or full-weight run."),
         resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint."),
         force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
     ) -> None:
