@@ -34,11 +34,11 @@ class DemoPlan:
 
 FULL = DemoPlan(
     model="tiny-demo",
-    data="synthetic:steps=1,max=20",
+    data="synthetic:steps=1,max=10",
     funds=300,
-    sft_seconds=100,
+    sft_seconds=150,
     sft_max_steps=100_000,
-    sft_lr=1e-3,
+    sft_lr=2e-3,
     grpo_seconds=100,
     grpo_max_steps=100_000,
     grpo_lr=3e-5,

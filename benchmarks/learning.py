@@ -44,9 +44,9 @@ def accuracy(report_dir: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", type=Path, default=Path("runs/learning"))
-    ap.add_argument("--data", default="synthetic:steps=1,max=20")
-    ap.add_argument("--sft-seconds", type=float, default=240.0, help="Warm-start SFT budget.")
-    ap.add_argument("--sft-lr", type=float, default=1e-3)
+    ap.add_argument("--data", default="synthetic:steps=1,max=10")
+    ap.add_argument("--sft-seconds", type=float, default=600.0, help="Warm-start SFT budget.")
+    ap.add_argument("--sft-lr", type=float, default=2e-3)
     ap.add_argument("--grpo-minutes", type=float, default=10.0)
     ap.add_argument("--grpo-lr", type=float, default=3e-5)
     ap.add_argument("--num-generations", type=int, default=8)
