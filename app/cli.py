@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from importlib import import_module
 
 import typer
@@ -43,6 +44,8 @@ def main() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     # bitsandbytes warns on every CPU 4-bit load that an optional hub kernel is missing; it is harmless.
     logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+    # Library deprecation notices (e.g. transformers renaming gradient_checkpointing) are not for CLI users.
+    warnings.filterwarnings("ignore", category=FutureWarning)
     app()
 
 

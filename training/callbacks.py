@@ -81,8 +81,11 @@ class BestAdapterSaver(TrainerCallback):
         if self.best is None or reward > self.best:
             self.best = float(reward)
             save_model_atomically(
-                model, self.tokenizer, self.target,
-                extra={"step": state.global_step, "reward": self.best}, extra_name=BEST_FILE,
+                model,
+                self.tokenizer,
+                self.target,
+                extra={"step": state.global_step, "reward": self.best},
+                extra_name=BEST_FILE,
             )
 
 
@@ -104,44 +107,74 @@ class SaveLastStep(TrainerCallback):
 
 
 class RichProgress(TrainerCallback):
-    """A Rich progress bar with step, mean reward (or SFT loss), per-reward means and seconds/step."""
+    """A Rich progress display: step, mean reward (or SFT loss), seconds/step, and per-reward means.
 
-    def __init__(self, console: Any = None, label: str = "GRPO") -> None:
+    With a wall-time budget (``max_seconds``) the bar tracks time, since the step count is open-ended.
+    Per-reward means go on their own line so they survive narrow terminals.
+    """
+
+    def __init__(self, console: Any = None, label: str = "GRPO", max_seconds: float | None = None) -> None:
         from rich.console import Console
 
         self.console = console or Console(stderr=True)
         self.label = label
+        self.max_seconds = max_seconds
         self.progress: Any = None
         self.task: Any = None
 
     def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        counter = TextColumn("step {task.fields[step]}") if self.max_seconds else MofNCompleteColumn()
+        from rich.console import Group
+        from rich.live import Live
+        from rich.text import Text
+
         self.progress = Progress(
-            TextColumn(f"[bold]{self.label}"), BarColumn(bar_width=16), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.fields[info]}"), console=self.console, transient=False,
+            TextColumn(f"[bold]{self.label}"),
+            BarColumn(bar_width=16),
+            counter,
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
         )
-        self.progress.start()
-        self.task = self.progress.add_task("train", total=state.max_steps, completed=state.global_step, info="")
+        self.rewards_line = Text("", overflow="fold")
+        self.live = Live(Group(self.progress, self.rewards_line), console=self.console, refresh_per_second=4)
+        self.live.start()
+        total = self.max_seconds if self.max_seconds else state.max_steps
+        done = 0 if self.max_seconds else state.global_step
+        self.task = self.progress.add_task(
+            "train", total=total, completed=done, info="", step=state.global_step
+        )
         self._t0, self._step0 = time.perf_counter(), state.global_step
+
+    def _advance(self, state: Any, **fields: Any) -> None:
+        done = (
+            min(time.perf_counter() - self._t0, self.max_seconds) if self.max_seconds else state.global_step
+        )
+        self.progress.update(self.task, completed=done, step=state.global_step, **fields)
 
     def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
         if self.progress is None or not logs or ("reward" not in logs and "loss" not in logs):
             return
-        parts = [f"reward {logs['reward']:.3f}"] if "reward" in logs else [f"loss {logs['loss']:.3f}"]
-        for key, val in logs.items():
-            if key.startswith("rewards/") and key.endswith("/mean") and val is not None:
-                parts.append(f"{key.split('/')[1][:8]} {val:.2f}")
+        head = [f"reward {logs['reward']:.3f}"] if "reward" in logs else [f"loss {logs['loss']:.3f}"]
         done = state.global_step - self._step0
         if done > 0:
-            parts.append(f"{(time.perf_counter() - self._t0) / done:.2f} s/step")
-        self.progress.update(self.task, completed=state.global_step, info=" · ".join(parts))
+            head.append(f"{(time.perf_counter() - self._t0) / done:.2f} s/step")
+        per_reward = [
+            f"{key.split('/')[1]} {val:.2f}"
+            for key, val in logs.items()
+            if key.startswith("rewards/") and key.endswith("/mean") and val is not None
+        ]
+        self.rewards_line.plain = "  " + " · ".join(per_reward) if per_reward else ""
+        self._advance(state, info=" · ".join(head))
 
     def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
         if self.progress is not None:
-            self.progress.update(self.task, completed=state.global_step)
+            self._advance(state)
 
     def on_train_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
         if self.progress is not None:
-            self.progress.stop()
+            self.live.stop()
+            if self.rewards_line.plain and not self.console.is_terminal:
+                self.console.print()  # a captured log gets the line break a terminal adds itself
             self.progress = None

@@ -151,7 +151,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     last = SaveLastStep(cfg.max_seconds)
     callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer), last]
     if progress:
-        callbacks.append(RichProgress(console))
+        callbacks.append(RichProgress(console, max_seconds=cfg.max_seconds))
     trainer_cls = _trainer_class()
     trainer = trainer_cls(
         model=policy.model,

@@ -64,7 +64,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     last = SaveLastStep(cfg.max_seconds)
     callbacks: list[Any] = [timer, metrics, last]
     if progress:
-        callbacks.append(RichProgress(console, label="SFT"))
+        callbacks.append(RichProgress(console, label="SFT", max_seconds=cfg.max_seconds))
     trainer = SFTTrainer(
         model=policy.model,
         args=args,
