@@ -106,24 +106,6 @@ def build_checkpoint(arch: Any, folder: Path, device: str) -> Path:
     return folder
 
 
-def prompt_tokens(cfg: Any) -> int:
-    """Longest prompt of the run's dataset in the checkpoint tokenizer's tokens (chat template applied)."""
-    from evaluator.domains.registry import get_pack
-    from evaluator.training.models import load_tokenizer
-
-    tok = load_tokenizer(cfg.model)
-    pack = get_pack(cfg.domain)
-    ds = pack.dataset(cfg.data, cfg.split, style=pack.check_style(cfg.style), limit=cfg.limit, seed=cfg.seed)
-    return max(
-        len(
-            tok.apply_chat_template(
-                row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
-            )["input_ids"]
-        )
-        for row in ds
-    )
-
-
 def read_metrics(out: Path) -> list[dict[str, Any]]:
     path = out / "metrics.jsonl"
     if not path.exists():
@@ -150,7 +132,7 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
     from evaluator.training.architectures import PRESET_ARCHS
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
-    from evaluator.training.memory_plan import OOM_ADVICE, plan_for_train_config
+    from evaluator.training.memory_plan import OOM_ADVICE, longest_prompt_tokens, plan_for_train_config
     from evaluator.training.oom import TrainingOOM
 
     cuda = not args.cpu_smoke
@@ -173,7 +155,9 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
         save_steps=1000,
         logging_steps=1,
     )
-    plan = plan_for_train_config(cfg, device="cuda" if cuda else "cpu", prompt_length=prompt_tokens(cfg))
+    plan = plan_for_train_config(
+        cfg, device="cuda" if cuda else "cpu", prompt_length=longest_prompt_tokens(cfg)
+    )
     result: dict[str, Any] = {
         "model": name,
         "completion_length": args.completion_length,

@@ -76,29 +76,11 @@ def reset_rss_peak() -> None:
         Path("/proc/self/clear_refs").write_text("5")
 
 
-def prompt_tokens(cfg: Any) -> int:
-    """Longest prompt of the run's dataset in the model's own tokens (chat template applied)."""
-    from evaluator.domains.registry import get_pack
-    from evaluator.training.models import load_tokenizer
-
-    tok = load_tokenizer(cfg.model)
-    pack = get_pack(cfg.domain)
-    ds = pack.dataset(cfg.data, cfg.split, style=pack.check_style(cfg.style), limit=cfg.limit, seed=cfg.seed)
-    return max(
-        len(
-            tok.apply_chat_template(
-                row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
-            )["input_ids"]
-        )
-        for row in ds
-    )
-
-
 def measure_training(name: str, work: Path) -> tuple[int, int, int]:
     """(estimated torch bytes, measured peak torch bytes, RSS growth) for 3 GRPO steps of ``name`` on CPU."""
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
-    from evaluator.training.memory_plan import plan_for_train_config
+    from evaluator.training.memory_plan import longest_prompt_tokens, plan_for_train_config
 
     cfg = TrainConfig(
         model=name,
@@ -112,7 +94,7 @@ def measure_training(name: str, work: Path) -> tuple[int, int, int]:
         save_steps=1000,
         logging_steps=1,
     )
-    plan = plan_for_train_config(cfg, device="cpu", prompt_length=prompt_tokens(cfg))
+    plan = plan_for_train_config(cfg, device="cpu", prompt_length=longest_prompt_tokens(cfg))
     reset_rss_peak()
     rss0 = rss_peak_kib()
     _, peak = torch_peak_bytes(lambda: train(cfg, progress=False))
