@@ -88,6 +88,8 @@ def main() -> None:
             "16",
             "--max-seq-length",
             "256",
+            "--max-steps",
+            "100000",  # the wall-time budget, not an epoch count, ends the run
             "--max-seconds",
             str(args.sft_seconds),
             "--output-dir",
@@ -189,6 +191,8 @@ def main() -> None:
             "16",
             "--max-seq-length",
             "256",
+            "--max-steps",
+            "100000",  # the wall-time budget, not an epoch count, ends the run
             "--max-seconds",
             str(summary["seconds"]),
             "--output-dir",

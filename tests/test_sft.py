@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -141,3 +142,35 @@ def _make_noref_pack():
 
 
 NoReferencePack = _make_noref_pack()
+
+
+def test_sft_init_from_continues_full_weights(tmp_path: Path, tiny_warm_model: Path) -> None:
+    """Continuing SFT from a full-weight run starts where that run ended, not from random weights."""
+    out = tmp_path / "cont"
+    result = run_cli(
+        "sft",
+        "--domain",
+        "gsm8k",
+        "--model",
+        "tiny",
+        "--data",
+        "synthetic:steps=1",
+        "--limit",
+        "64",
+        "--no-lora",
+        "--init-from",
+        str(tiny_warm_model),
+        "--max-steps",
+        "2",
+        "--per-device-batch",
+        "8",
+        "--max-seq-length",
+        "160",
+        "--output-dir",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    cfg = yaml.safe_load((out / "run_config.yaml").read_text())
+    assert cfg["init_from"] == str(tiny_warm_model)
+    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+    assert first < 4.0  # a random tiny model starts near ln(vocab) ≈ 6.9

@@ -66,6 +66,7 @@ def register(app: typer.Typer) -> None:
             "max_seconds": max_seconds,
             "max_seq_length": max_seq_length,
             "seed": seed,
+            "init_from": init_from,
             "resume": resume or None,
             "force": force or None,
         }
