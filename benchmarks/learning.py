@@ -72,6 +72,20 @@ def main() -> None:
         "50",
     ]
 
+    # Warm start and control train identically; only the start point and the time budget differ.
+    # The wall-time budget, not an epoch count, ends each run.
+    sft_flags = [
+        "--no-lora",
+        "--learning-rate",
+        str(args.sft_lr),
+        "--per-device-batch",
+        "16",
+        "--max-seq-length",
+        "256",
+        "--max-steps",
+        "100000",
+    ]
+
     if not (model / "config.json").exists():
         cli("model", "build-tiny", "--kind", "tiny-demo", "--out", str(model), log=log)
     sft_dir = work / "sft"
@@ -81,15 +95,7 @@ def main() -> None:
             *common,
             "--model",
             str(model),
-            "--no-lora",
-            "--learning-rate",
-            str(args.sft_lr),
-            "--per-device-batch",
-            "16",
-            "--max-seq-length",
-            "256",
-            "--max-steps",
-            "100000",  # the wall-time budget, not an epoch count, ends the run
+            *sft_flags,
             "--max-seconds",
             str(args.sft_seconds),
             "--output-dir",
@@ -184,15 +190,7 @@ def main() -> None:
             str(model),
             "--init-from",
             str(sft_dir / "final"),
-            "--no-lora",
-            "--learning-rate",
-            str(args.sft_lr),
-            "--per-device-batch",
-            "16",
-            "--max-seq-length",
-            "256",
-            "--max-steps",
-            "100000",  # the wall-time budget, not an epoch count, ends the run
+            *sft_flags,
             "--max-seconds",
             str(summary["seconds"]),
             "--output-dir",

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arith_pack import ArithmeticPack
 from chat_server import ChatServer, running_chat_server
 from transformers import TrainerState
 
-from evaluator.domains.base import DomainPack
 from evaluator.methodology.outputs import read_jsonl
 from evaluator.methodology.schemas import load_schema, schema_problems
 from evaluator.training.judges import JudgeReward, build_judge_reward
@@ -23,30 +23,6 @@ from evaluator.training.judges import JudgeReward, build_judge_reward
 KEY = "sk-test-9f8e7d6c5b4a3f2e1d"
 KEY_ENV = "EVALUATOR_TEST_JUDGE_KEY"
 TASK = "Tom has 3 apples and buys 4 more. How many apples does he have?"
-
-
-class ArithmeticPack(DomainPack):
-    """The smallest pack that satisfies the contract; the judge uses only the shared judge hooks."""
-
-    name = "arith"
-    description = "Grade-school arithmetic word problems."
-    styles = ("plain",)
-
-    def rubric(self) -> dict[str, Any]:
-        return {"default_style": "plain", "rewards": {}}
-
-    def reward_functions(self) -> dict[str, Any]:
-        return {}
-
-    def dataset(self, source: str | None, split: str, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def extract(self, text: str, *, style: str, mode: str = "strict") -> str | None:
-        found = re.findall(r"answer is (\d+)", text)
-        return found[-1] if found else None
-
-    def is_correct(self, extracted: str | None, row: Any) -> bool:
-        return extracted == str(row.get("answer"))
 
 
 PACK = ArithmeticPack()

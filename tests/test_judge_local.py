@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from arith_pack import ArithmeticPack
 from transformers import TrainerState
 
-from evaluator.domains.base import DomainPack
 from evaluator.methodology.outputs import read_jsonl
 from evaluator.methodology.schemas import load_schema, schema_problems
 from evaluator.training.judges import build_judge_reward
@@ -17,29 +16,6 @@ from evaluator.training.judges.local import LocalJudge
 
 TASK = "Tom has 3 apples and buys 4 more. How many apples?"
 ANSWERS = ["3 + 4 = 7. The answer is 7.", "The answer is 6.", "I think 12.", "4 + 3 = 7, so 7."]
-
-
-class ArithmeticPack(DomainPack):
-    """The smallest pack that satisfies the contract; the judge uses only the shared judge hooks."""
-
-    name = "arith"
-    styles = ("plain",)
-
-    def rubric(self) -> dict[str, Any]:
-        return {"default_style": "plain", "rewards": {}}
-
-    def reward_functions(self) -> dict[str, Any]:
-        return {}
-
-    def dataset(self, source: str | None, split: str, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def extract(self, text: str, *, style: str, mode: str = "strict") -> str | None:
-        found = re.findall(r"answer is (\d+)", text)
-        return found[-1] if found else None
-
-    def is_correct(self, extracted: str | None, row: Any) -> bool:
-        return extracted == str(row.get("answer"))
 
 
 def batch(answers: list[str]) -> dict[str, Any]:
