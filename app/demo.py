@@ -16,7 +16,11 @@ from evaluator.methodology.outputs import atomic_write_json, prepare_output_dir
 
 @dataclass(frozen=True)
 class DemoPlan:
-    """Budgets for one demo run."""
+    """Budgets for one demo run.
+
+    SFT ends at ``sft_max_steps`` (the same model on any machine) unless ``sft_seconds`` runs out first on a
+    slow one; GRPO is budgeted by wall time, as a user watching it would be.
+    """
 
     model: str
     data: str
@@ -36,8 +40,8 @@ FULL = DemoPlan(
     model="tiny-demo",
     data="synthetic:steps=1,max=10",
     funds=300,
-    sft_seconds=150,
-    sft_max_steps=100_000,
+    sft_seconds=240,
+    sft_max_steps=250,
     sft_lr=2e-3,
     grpo_seconds=100,
     grpo_max_steps=100_000,
@@ -113,6 +117,7 @@ def run_demo(out: Path, *, quick: bool = False, force: bool = False, console: An
             learning_rate=plan.sft_lr,
             max_seconds=plan.sft_seconds,
             max_steps=plan.sft_max_steps,
+            lr_scheduler_type="constant",
             per_device_train_batch_size=16,
             max_seq_length=256,
         ),
@@ -138,7 +143,7 @@ def run_demo(out: Path, *, quick: bool = False, force: bool = False, console: An
             learning_rate=plan.grpo_lr,
             num_generations=plan.num_generations,
             per_device_train_batch_size=plan.num_generations * 2,
-            max_completion_length=40,
+            max_completion_length=plan.max_new_tokens,
             max_seconds=plan.grpo_seconds,
             max_steps=plan.grpo_max_steps,
             save_steps=100_000,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def test_sft_then_grpo_init_from(tmp_path: Path, tiny_model_dir: Path) -> None:
     rows = [json.loads(line) for line in (sft_dir / "metrics.jsonl").read_text().splitlines()]
     losses = [r["loss"] for r in rows if r.get("loss") is not None]
     assert len(losses) == 12
+    rates = [r["learning_rate"] for r in rows if r.get("loss") is not None]
+    assert all(b < a for a, b in itertools.pairwise(rates))  # the default schedule decays linearly
     # Imitating reference solutions must lower the loss of a random model quickly.
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
     summary = json.loads((sft_dir / "run_summary.json").read_text())
@@ -162,6 +165,10 @@ def test_sft_init_from_continues_full_weights(tmp_path: Path, tiny_warm_model: P
         str(tiny_warm_model),
         "--max-steps",
         "2",
+        "--learning-rate",
+        "1e-3",
+        "--lr-scheduler",
+        "constant",
         "--per-device-batch",
         "8",
         "--max-seq-length",
@@ -172,5 +179,16 @@ def test_sft_init_from_continues_full_weights(tmp_path: Path, tiny_warm_model: P
     assert result.exit_code == 0, result.output
     cfg = yaml.safe_load((out / "run_config.yaml").read_text())
     assert cfg["init_from"] == str(tiny_warm_model)
-    first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])["loss"]
+    assert cfg["lr_scheduler_type"] == "constant"
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["learning_rate"] for r in rows if r.get("loss") is not None] == [1e-3, 1e-3]
+    first = rows[0]["loss"]
     assert first < 4.0  # a random tiny model starts near ln(vocab) ≈ 6.9
+
+
+def test_unknown_lr_scheduler_is_a_config_error() -> None:
+    from evaluator.training.config import ConfigError, load_config
+
+    assert load_config(None, {"lr_scheduler_type": "cosine"}).lr_scheduler_type == "cosine"
+    with pytest.raises(ConfigError, match="lr_scheduler_type must be one of"):
+        load_config(None, {"lr_scheduler_type": "cosin"})

@@ -42,6 +42,7 @@ class TrainConfig:
     num_generations: int = _f(4, "Completions per prompt (GRPO group size).")
     max_completion_length: int = _f(256, "Max new tokens per completion.")
     learning_rate: float = _f(5e-6, "Peak learning rate.")
+    lr_scheduler_type: str = _f("linear", "Learning-rate schedule over max_steps: linear, cosine, constant, …")
     beta: float = _f(0.0, "KL coefficient (0 = no reference model).")
     loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …")
     scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.")
@@ -84,6 +85,10 @@ def field_help() -> list[tuple[str, str, str]]:
     return out
 
 
+LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
+"""The transformers schedules that need no extra arguments."""
+
+
 class ConfigError(ValueError):
     """A config file or override is not understood."""
 
@@ -121,6 +126,10 @@ def validate(cfg: TrainConfig) -> None:
             f"per_device_train_batch_size × gradient_accumulation_steps "
             f"({cfg.per_device_train_batch_size}×{cfg.gradient_accumulation_steps}) must be divisible by "
             f"num_generations ({cfg.num_generations})"
+        )
+    if cfg.lr_scheduler_type not in LR_SCHEDULERS:
+        raise ConfigError(
+            f"lr_scheduler_type must be one of {', '.join(LR_SCHEDULERS)}, not {cfg.lr_scheduler_type!r}"
         )
     if cfg.quantize not in (None, "4bit", "none"):
         raise ConfigError(f"quantize must be 4bit or none, not {cfg.quantize!r}")

@@ -126,6 +126,7 @@ def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy) -> dict[st
         "per_device_train_batch_size": cfg.per_device_train_batch_size,
         "gradient_accumulation_steps": cfg.gradient_accumulation_steps,
         "learning_rate": cfg.learning_rate,
+        "lr_scheduler_type": cfg.lr_scheduler_type,
         "max_steps": cfg.max_steps,
         "num_train_epochs": cfg.num_train_epochs,
         "seed": cfg.seed,

@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
         learning_rate: float = typer.Option(
             None, "--learning-rate", "--lr", help="Learning rate (default 2e-4)."
         ),
+        lr_scheduler: str = typer.Option(None, "--lr-scheduler", help="linear (default), cosine, constant, …"),
         per_device_batch: int = typer.Option(
             None, "--per-device-batch", help="Per-device batch (default 4)."
         ),
@@ -34,6 +35,7 @@ def register(app: typer.Typer) -> None:
         max_steps: int = typer.Option(None, help="Optimizer steps (-1 = epochs)."),
         epochs: float = typer.Option(None, help="Epochs when max-steps is -1."),
         max_seconds: float = typer.Option(None, help="Stop cleanly after this much wall time."),
+        save_steps: int = typer.Option(None, help="Checkpoint every N steps (default 50; last step always)."),
         max_seq_length: int = typer.Option(None, help="Max tokens per example (default 512)."),
         seed: int = typer.Option(None, help="Random seed."),
         init_from: str = typer.Option(None, "--init-from", help="Continue from an adapter or full-weight run."),
@@ -64,6 +66,8 @@ def register(app: typer.Typer) -> None:
             "max_steps": max_steps,
             "num_train_epochs": epochs,
             "max_seconds": max_seconds,
+            "save_steps": save_steps,
+            "lr_scheduler_type": lr_scheduler,
             "max_seq_length": max_seq_length,
             "seed": seed,
             "init_from": init_from,
