@@ -84,6 +84,11 @@ def main() -> None:
         "50",
     ]
 
+    def held_out_accuracy(model_dir: Path, out: Path) -> float:
+        """``evaluator eval`` of one model on the fixed held-out set; its strict accuracy."""
+        cli("eval", *common, "--model", str(model_dir), *evaluate, "--out", str(out), "--force", log=log)
+        return accuracy(out)
+
     # Warm start and control train identically (constant learning rate); only the start point and the
     # budget differ: the warm start runs a fixed number of steps, the control GRPO's wall time.
     sft_flags = [
@@ -116,18 +121,7 @@ def main() -> None:
             log=log,
         )
     before = work / "eval_before"
-    cli(
-        "eval",
-        *common,
-        "--model",
-        str(sft_dir / "final"),
-        *evaluate,
-        "--out",
-        str(before),
-        "--force",
-        log=log,
-    )
-    acc_before = accuracy(before)
+    acc_before = held_out_accuracy(sft_dir / "final", before)
     print(f"sft_warm_start accuracy={acc_before:.4f} (target 0.30–0.60)", flush=True)
 
     grpo_dir = work / f"grpo{args.tag}"
@@ -164,17 +158,7 @@ def main() -> None:
     )
     summary = json.loads((grpo_dir / "run_summary.json").read_text())
     after = work / f"eval_after{args.tag}"
-    cli(
-        "eval",
-        *common,
-        "--model",
-        str(grpo_dir / "final"),
-        *evaluate,
-        "--out",
-        str(after),
-        "--force",
-        log=log,
-    )
+    acc_after = held_out_accuracy(grpo_dir / "final", after)
     compare_json = work / f"compare{args.tag}.json"
     cli(
         "compare",
@@ -187,7 +171,6 @@ def main() -> None:
     )
     comparison = json.loads(compare_json.read_text())
     strict = comparison["results"]["strict"]
-    acc_after = accuracy(after)
     print(
         f"grpo steps={summary['global_step']} seconds={summary['seconds']:.0f} "
         f"reward {summary['reward_first']:.3f}->{summary['reward_last']:.3f} "
@@ -214,19 +197,8 @@ def main() -> None:
             "--force",
             log=log,
         )
-        control_eval = work / f"eval_sft_control{args.tag}"
-        cli(
-            "eval",
-            *common,
-            "--model",
-            str(control / "final"),
-            *evaluate,
-            "--out",
-            str(control_eval),
-            "--force",
-            log=log,
-        )
-        print(f"sft_control={accuracy(control_eval):.4f}", flush=True)
+        acc_control = held_out_accuracy(control / "final", work / f"eval_sft_control{args.tag}")
+        print(f"sft_control={acc_control:.4f}", flush=True)
     delta_low = strict["ci95"][0]
     print(
         f"learning before={acc_before:.4f} after={acc_after:.4f} delta_ci_low={delta_low:.4f} "

@@ -70,8 +70,7 @@ def test_issue_example_gemma2_with_a_judge_on_48_gib() -> None:
 
 
 def test_too_big_run_gets_fixes_in_checklist_order() -> None:
-    result = run_cli(
-        "plan",
+    too_big = (
         "--model",
         "qwen3-8b",
         "--gpu-mem",
@@ -82,19 +81,10 @@ def test_too_big_run_gets_fixes_in_checklist_order() -> None:
         "1024",
         "--no-gradient-checkpointing",
     )
+    result = run_cli("plan", *too_big)
     assert result.exit_code == 0, result.output
     assert "Does not fit" in result.stdout and "Cheapest changes" in result.stdout
-    doc = plan_json(
-        "--model",
-        "qwen3-8b",
-        "--gpu-mem",
-        "20",
-        "--per-device-batch",
-        "8",
-        "--max-completion-length",
-        "1024",
-        "--no-gradient-checkpointing",
-    )
+    doc = plan_json(*too_big)
     assert doc["fits"] is False and doc["fixes"]
     assert doc["fixes"][0]["change"].startswith("per-device batch 8 →")
     assert doc["fixes"][-1]["fits"] is True

@@ -123,13 +123,12 @@ class RichProgress(TrainerCallback):
         self.task: Any = None
 
     def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        counter = TextColumn("step {task.fields[step]}") if self.max_seconds else MofNCompleteColumn()
         from rich.console import Group
         from rich.live import Live
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
         from rich.text import Text
 
+        counter = TextColumn("step {task.fields[step]}") if self.max_seconds else MofNCompleteColumn()
         self.progress = Progress(
             TextColumn(f"[bold]{self.label}"),
             BarColumn(bar_width=16),
