@@ -298,4 +298,7 @@ def generate_sample_cmd(
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
+    from evaluator.app.commands.fund_agreement import agreement
+
+    fund_app.command("agreement")(agreement)
     app.add_typer(fund_app, name="fund")
