@@ -71,7 +71,11 @@ def test_compare_rates_and_confusion() -> None:
     assert block["pairs"] == 4 and block["funds"] == 4
     assert block["exact"] == {"count": 2, "rate": 0.5, "ci95": block["exact"]["ci95"]}
     assert block["within_one"]["count"] == 3 and block["within_one"]["rate"] == 0.75
-    assert block["confusion"][2][4] == 1 and block["confusion"][4][4] == 1 and sum(map(sum, block["confusion"])) == 4
+    assert (
+        block["confusion"][2][4] == 1
+        and block["confusion"][4][4] == 1
+        and sum(map(sum, block["confusion"])) == 4
+    )
     lo, hi = block["kappa_ci95"]
     assert lo <= block["kappa"] <= hi
 

@@ -41,16 +41,24 @@ def _targets(out: Path, by_type: bool, force: bool) -> list[Path]:
 
 
 def agreement(
-    reports: Path = typer.Argument(..., help="The --out folder of `evaluator fund evaluate` (summary.json + reports)."),
-    experts: Path = typer.Option(
-        ..., "--experts", help="Analysts' grades: 펀드코드/fund_code, 등급/grade [, 평가자/analyst, 기준일자/as_of]; CSV or .xlsx."
+    reports: Path = typer.Argument(
+        ..., help="The --out folder of `evaluator fund evaluate` (summary.json + reports)."
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for agreement.json, agreement.csv and the heat map."),
+    experts: Path = typer.Option(
+        ...,
+        "--experts",
+        help="Analysts' grades: 펀드코드/fund_code, 등급/grade [, 평가자/analyst, 기준일자/as_of]; CSV or .xlsx.",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for agreement.json, agreement.csv and the heat map."
+    ),
     by: str | None = typer.Option(None, "--by", help="유형: every figure also per 유형 (peer group)."),
     rubric: Path | None = typer.Option(
         None, "--rubric", help="The rubric the reports were graded with (default: the built-in methodology)."
     ),
-    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples for the 95% CIs (0: no CI)."),
+    resamples: int = typer.Option(
+        2000, "--resamples", help="Bootstrap resamples for the 95% CIs (0: no CI)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap random seed."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing agreement files in --out."),
 ) -> None:

@@ -128,7 +128,11 @@ def compare(pairs: Pairs, k: int, *, resamples: int = RESAMPLES, seed: int = SEE
         "pairs": n,
         "funds": len(set(pairs.cluster)),
         "exact": {"count": exact, "rate": exact / n if n else None, "ci95": ci["exact"] if ci else None},
-        "within_one": {"count": within, "rate": within / n if n else None, "ci95": ci["within_one"] if ci else None},
+        "within_one": {
+            "count": within,
+            "rate": within / n if n else None,
+            "ci95": ci["within_one"] if ci else None,
+        },
         "kappa": kappa,
         "kappa_ci95": ci["kappa"] if ci and kappa is not None else None,
         "kappa_resamples_used": ci["kappa_resamples_used"] if ci else 0,

@@ -209,7 +209,9 @@ def read_experts(path: str | Path, top_grade: int, reports_as_of: str | None = N
         seen = next((r for r in rows[:HEADER_SEARCH_ROWS] if any(_text(c) for c in r)), [])
         found = _header_columns(seen) if seen else {}
         names = ", ".join(repr(_text(c)) for c in seen if _text(c)) or "none"
-        missing = "grade column (등급/grade)" if "fund_code" in found else "fund code column (펀드코드/fund_code)"
+        missing = (
+            "grade column (등급/grade)" if "fund_code" in found else "fund code column (펀드코드/fund_code)"
+        )
         raise DataError(f"experts file {p} has no {missing}; columns found: {names}")
     start, cols = header
     source.update(header_row=start + 1)
@@ -256,9 +258,7 @@ def _pick_date(experts: Experts, path: Path, reports_as_of: str | None) -> None:
     undated = [g for g in experts.grades if g.as_of is None]
     if len(dates) <= 1:
         if dates and reports_as_of and dates[0] != reports_as_of:
-            experts.notes.append(
-                f"전문가 기준일자 {dates[0]}와 엔진 기준일자 {reports_as_of}가 다릅니다"
-            )
+            experts.notes.append(f"전문가 기준일자 {dates[0]}와 엔진 기준일자 {reports_as_of}가 다릅니다")
         return
     if reports_as_of not in dates:
         raise DataError(
@@ -273,7 +273,9 @@ def _pick_date(experts: Experts, path: Path, reports_as_of: str | None) -> None:
     ]
     experts.grades = keep
     if undated:
-        experts.notes.append(f"기준일자가 비어 있는 {len(undated)}개 행은 {reports_as_of} 평가로 간주했습니다")
+        experts.notes.append(
+            f"기준일자가 비어 있는 {len(undated)}개 행은 {reports_as_of} 평가로 간주했습니다"
+        )
 
 
 def _merge_repeats(experts: Experts, path: Path) -> None:
@@ -288,7 +290,12 @@ def _merge_repeats(experts: Experts, path: Path) -> None:
             conflicts.append(f"{code}{who}: {listed}")
         elif len(items) > 1:
             experts.repeated.append(
-                {"fund_code": code, "analyst": analyst, "grade": items[0].grade, "rows": [g.row for g in items]}
+                {
+                    "fund_code": code,
+                    "analyst": analyst,
+                    "grade": items[0].grade,
+                    "rows": [g.row for g in items],
+                }
             )
     what = "the same fund has different grades"
     if conflicts and not experts.has_analyst:

@@ -17,7 +17,13 @@ CELL_IN = 0.62
 
 def _texts(hangul: bool) -> dict[str, str]:
     if hangul:
-        return {"expert": "전문가 등급", "engine": "엔진 등급", "model": "모델 등급", "all": "전체", "none": "비교할 펀드 없음"}
+        return {
+            "expert": "전문가 등급",
+            "engine": "엔진 등급",
+            "model": "모델 등급",
+            "all": "전체",
+            "none": "비교할 펀드 없음",
+        }
     return {"expert": "Analyst grade", "engine": "Engine grade", "model": "Model grade", "all": "All funds",
             "none": "no fund to compare"}  # fmt: skip
 

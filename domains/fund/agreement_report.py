@@ -79,7 +79,9 @@ class _Builder:
         raters = sorted({r for c in codes for r in self.by_fund[c]})
         block["analyst_pairs"] = []
         for a, b in combinations(raters, 2):
-            both = [(c, self.by_fund[c][a], self.by_fund[c][b]) for c in codes if {a, b} <= set(self.by_fund[c])]
+            both = [
+                (c, self.by_fund[c][a], self.by_fund[c][b]) for c in codes if {a, b} <= set(self.by_fund[c])
+            ]
             if both:
                 block["analyst_pairs"].append({"analysts": [a, b], **_brief(self.compare(both))})
         return block

@@ -99,7 +99,11 @@ def main_window(report: dict[str, Any]) -> str | None:
 def fund_details(batch: Batch, fund: EngineFund) -> dict[str, Any]:
     """Metrics summary of one fund from its report: main window's headline metrics and ``summary_ko``."""
     if not fund.file:
-        return {"metrics": None, "summary_ko": None, "detail_error": "no report file was written for this fund"}
+        return {
+            "metrics": None,
+            "summary_ko": None,
+            "detail_error": "no report file was written for this fund",
+        }
     path = batch.folder / Path(fund.file).name
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
