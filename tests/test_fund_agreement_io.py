@@ -102,7 +102,9 @@ def test_rubric_with_fewer_grades_narrows_the_range(tmp_path: Path) -> None:
 
 def test_file_without_a_grade_column(tmp_path: Path) -> None:
     path = _write(tmp_path / "e.csv", "펀드코드,펀드명,점수\nKR1,가,80\n")
-    with pytest.raises(DataError, match=r"has no grade column \(등급/grade\); columns found: '펀드코드', '펀드명', '점수'"):
+    with pytest.raises(
+        DataError, match=r"has no grade column \(등급/grade\); columns found: '펀드코드', '펀드명', '점수'"
+    ):
         read_experts(path, 5)
 
 
@@ -127,7 +129,9 @@ def test_duplicate_codes_with_different_grades_are_refused(tmp_path: Path) -> No
     assert "평가자/analyst" in str(info.value)  # the hint when no analyst column says who graded what
 
 
-def test_same_analyst_twice_with_different_grades_is_refused_but_two_analysts_are_fine(tmp_path: Path) -> None:
+def test_same_analyst_twice_with_different_grades_is_refused_but_two_analysts_are_fine(
+    tmp_path: Path,
+) -> None:
     ok = read_experts(_write(tmp_path / "a.csv", "펀드코드,등급,평가자\nKR1,1,김\nKR1,3,이\n"), 5)
     assert _grades(ok) == {("KR1", "김"): 1, ("KR1", "이"): 3}
     with pytest.raises(DataError, match="KR1 by 김: 1 \\(row 2\\), 3 \\(row 3\\)"):
@@ -146,19 +150,27 @@ def test_several_dates_keep_the_reports_day_only(tmp_path: Path) -> None:
     assert _grades(experts) == {("KR1", None): 2, ("KR2", None): 3, ("KR3", None): 4}
     assert experts.other_dates == [{"fund_code": "KR1", "analyst": None, "as_of": "2024-12-31", "row": 2}]
     assert any("기준일자가 비어 있는 1개 행" in n for n in experts.notes)
-    with pytest.raises(DataError, match=r"several dates \(2024-12-31, 2025-06-30\) and none is the reports' as_of 2025-03-31"):
+    with pytest.raises(
+        DataError, match=r"several dates \(2024-12-31, 2025-06-30\) and none is the reports' as_of 2025-03-31"
+    ):
         read_experts(tmp_path / "e.csv", 5, "2025-03-31")
 
 
 def test_one_other_date_is_compared_with_a_note(tmp_path: Path) -> None:
-    experts = read_experts(_write(tmp_path / "e.csv", "펀드코드,등급,기준일자\nKR1,1,2025-06-27\n"), 5, "2025-06-30")
+    experts = read_experts(
+        _write(tmp_path / "e.csv", "펀드코드,등급,기준일자\nKR1,1,2025-06-27\n"), 5, "2025-06-30"
+    )
     assert experts.notes == ["전문가 기준일자 2025-06-27와 엔진 기준일자 2025-06-30가 다릅니다"]
 
 
 @pytest.mark.parametrize(
     ("name", "content", "match"),
     [
-        ("e.csv", "펀드코드,등급,기준일자\nKR1,1,2025-13-45\n", r"row 2: 기준일자 '2025-13-45' is not a date"),
+        (
+            "e.csv",
+            "펀드코드,등급,기준일자\nKR1,1,2025-13-45\n",
+            r"row 2: 기준일자 '2025-13-45' is not a date",
+        ),
         ("e.csv", "펀드코드,등급\n,3\n", "row 2 has grade 3 but no fund code"),
         ("e.csv", "펀드코드,등급,평가등급\nKR1,1,2\n", "two grade columns"),
         ("e.csv", "펀드코드,등급\nKR1,\n", "no graded fund"),
