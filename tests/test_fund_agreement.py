@@ -180,6 +180,8 @@ def test_bad_folders_flags_and_rubrics(batch_dir: Path, tmp_path: Path) -> None:
     assert no_summary.exit_code == 2 and "no summary.json" in _said(no_summary)
     by = _run(*base, batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "a2", "--by", "운용사")
     assert by.exit_code == 2 and "--by accepts 유형" in _said(by)
+    inside = _run(*base, batch_dir, "--experts", tmp_path / "e.csv", "--out", batch_dir)
+    assert inside.exit_code == 2 and "its own folder" in _said(inside)
     rubric = json.loads(
         (Path(__file__).parents[1] / "domains" / "fund" / "rubric.json").read_text(encoding="utf-8")
     )
@@ -338,9 +340,10 @@ def test_grade_nobody_received_and_identical_graders() -> None:
 
 
 def test_codes_that_lost_leading_zeros_and_no_match_are_explained() -> None:
-    batch = _batch({"000123": ("채권형", 2), "004567": ("채권형", 3)})
-    doc = build_agreement(_experts([("123", 2, None), ("4567", 3, None)]), batch, LABELS)
-    assert doc["counts"]["matched_funds"] == 0 and doc["counts"]["expert_only"] == 2
+    batch = _batch({"000123": ("채권형", 2), "004567": ("채권형", 3), "KR5A": ("채권형", 3)})
+    doc = build_agreement(_experts([("123", 2, None), ("4567", 3, None), ("kr5a", 3, None)]), batch, LABELS)
+    assert doc["counts"]["matched_funds"] == 0 and doc["counts"]["expert_only"] == 3
+    assert any("대소문자" in n and "kr5a → KR5A" in n for n in doc["notes"])
     assert any("앞자리 0" in n and "123 → 000123" in n for n in doc["notes"])
     assert any("함께 가진 펀드가 없습니다" in n for n in doc["notes"])
     assert schema_problems(doc, agreement_schema()) == []

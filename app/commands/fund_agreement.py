@@ -42,7 +42,9 @@ def _targets(out: Path, by_type: bool, force: bool) -> list[Path]:
 
 def agreement(
     reports: Path = typer.Argument(
-        ..., help="The --out folder of `evaluator fund evaluate` (summary.json + reports)."
+        ...,
+        metavar="REPORTS_DIR",
+        help="The --out folder of `evaluator fund evaluate` (summary.json + reports).",
     ),
     experts: Path = typer.Option(
         ...,
@@ -78,6 +80,8 @@ def agreement(
         fail(f"--by accepts 유형 (or type), not {by!r}")
     if resamples < 0:
         fail("--resamples must be 0 or more")
+    if out.resolve() == reports.resolve():
+        fail("--out must be its own folder, not the reports folder (its files would mix with the reports)")
     by_type = by is not None
     targets = _targets(out, by_type, force)
     try:
@@ -101,7 +105,7 @@ def agreement(
         atomic_write_text(targets[1], _csv_text(csv_rows(doc)), encoding="utf-8-sig")
         atomic_write_text(targets[2], _csv_text(fund_rows(doc, graded, batch)), encoding="utf-8-sig")
         _draw(doc, targets[3], targets[4] if by_type else None)
-    except (DataError, RubricError, OutputExistsError) as exc:
+    except (DataError, RubricError, OutputExistsError, OSError) as exc:
         fail(str(exc))
     for note in doc["notes"]:
         err_console.print(f"[yellow]참고:[/] {note}")

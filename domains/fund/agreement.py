@@ -76,7 +76,7 @@ def _cluster_cells(pairs: Pairs, k: int) -> np.ndarray:
     """One row per fund: its pairs' counts over the k·k cells."""
     names, index = np.unique(np.asarray(pairs.cluster, dtype=object).astype(str), return_inverse=True)
     cells = (np.asarray(pairs.rows) - 1) * k + (np.asarray(pairs.cols) - 1)
-    out = np.zeros((len(names), k * k), dtype=np.int64)
+    out = np.zeros((len(names), k * k))
     np.add.at(out, (index, cells), 1)
     return out
 
@@ -95,8 +95,9 @@ def bootstrap(
     kappas, exact, within = [], [], []
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        draws = rng.multinomial(n, np.full(n, 1.0 / n), size=size)
-        cells = draws @ per_fund
+        picks = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        draws = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n)
+        cells = draws.astype(float) @ per_fund  # counts stay exact in float64; BLAS makes it fast
         total = cells.sum(axis=1)
         kappas.append(kappa_many(cells.reshape(size, k, k)))
         exact.append(cells[:, diag].sum(axis=1) / total)

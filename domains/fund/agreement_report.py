@@ -221,7 +221,7 @@ def build_agreement(
 
 
 def _code_notes(expert_only: list[dict[str, Any]], funds: dict[str, Any], matched: int) -> list[str]:
-    """Hints for the usual reason codes do not meet: Excel dropped a numeric code's leading zeros."""
+    """Hints for the usual reasons codes do not meet (Excel dropped leading zeros, letter case); never a guess."""
     notes = []
     lengths = {len(c) for c in funds}
     padded = [
@@ -236,6 +236,15 @@ def _code_notes(expert_only: list[dict[str, Any]], funds: dict[str, Any], matche
         notes.append(
             f"펀드코드 {len(padded)}개는 앞자리 0이 빠진 것으로 보입니다(예: {code} → {full}); "
             "엑셀에서 펀드코드 열을 텍스트로 저장하세요"
+        )
+    upper = {c.upper(): c for c in funds}
+    cased = [
+        e["fund_code"] for e in expert_only if e["reason"] == "no_report" and e["fund_code"].upper() in upper
+    ]
+    if cased:
+        notes.append(
+            f"펀드코드 {len(cased)}개는 대소문자만 다릅니다(예: {cased[0]} → {upper[cased[0].upper()]}); "
+            "펀드코드는 글자 그대로 비교합니다"
         )
     if not matched:
         notes.append("전문가 등급과 엔진 등급을 함께 가진 펀드가 없습니다; 펀드코드와 평가 폴더를 확인하세요")
