@@ -247,6 +247,29 @@ def test_model_grades_from_the_batch_are_compared_too(batch_dir: Path, tmp_path:
     assert any(e["metrics"] for e in entries if e["fund_code"] != rated[1]["fund_code"])
 
 
+def test_excel_experts_file_through_the_cli(batch_dir: Path, tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    rated = [f for f in _summary(batch_dir)["funds"] if f["status"] == "ok"]
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["2025년 상반기 전문가 등급"])
+    sheet.append(["펀드코드", "등급"])
+    for i, f in enumerate(rated):
+        sheet.append([f["fund_code"], f"{f['grade']}등급" if i % 2 else float(min(5, f["grade"] + 1))])
+    book.save(tmp_path / "experts.xlsx")
+    args = ("--out", tmp_path / "ag", "--resamples", "0")
+    result = _run("fund", "agreement", batch_dir, "--experts", tmp_path / "experts.xlsx", *args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "ag" / "agreement.json").read_text(encoding="utf-8"))
+    assert doc["experts"]["format"] == "xlsx" and doc["experts"]["header_row"] == 2
+    expected = [f["grade"] if i % 2 else min(5, f["grade"] + 1) for i, f in enumerate(rated)]
+    eng = doc["overall"]["engine"]
+    assert eng["kappa"] == pytest.approx(_qwk(expected, [f["grade"] for f in rated]))
+    assert eng["kappa_ci95"] is None and doc["counts"]["engine_only"] == 0
+    assert doc["overall"]["inter_analyst"] is None and eng["by_analyst"] is None
+
+
 # ------------------------------------------------------------------ hand-made batches
 
 

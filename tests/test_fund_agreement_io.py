@@ -192,3 +192,15 @@ def test_binary_garbage_and_missing_file(tmp_path: Path) -> None:
         read_experts(garbage, 5)
     with pytest.raises(DataError, match="does not exist"):
         read_experts(tmp_path / "nope.csv", 5)
+
+
+def test_names_holding_other_delimiters_do_not_split_columns(tmp_path: Path) -> None:
+    text = "펀드코드,펀드명,등급\nA1,가;나;다|라;마,1\nA2,바;사;아|자;차,2\nA3,카;타;파|하;거,3\n"
+    experts = read_experts(_write(tmp_path / "e.csv", text), 5)
+    assert _grades(experts) == {("A1", None): 1, ("A2", None): 2, ("A3", None): 3}
+
+
+def test_semicolon_and_pipe_files_with_one_row(tmp_path: Path) -> None:
+    for sep in (";", "|", "\t"):
+        experts = read_experts(_write(tmp_path / "e.csv", f"펀드코드{sep}등급\nA1{sep}4등급\n", "cp949"), 5)
+        assert _grades(experts) == {("A1", None): 4}, sep

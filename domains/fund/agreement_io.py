@@ -102,10 +102,20 @@ def _csv_rows(path: Path) -> tuple[list[list[Any]], str]:
     text, encoding = decode(path.read_bytes(), f"experts file {path}")
     sample = "\n".join(text.splitlines()[:30])
     try:
-        delimiter = csv.Sniffer().sniff(sample, delimiters=",\t;|").delimiter
+        sniffed = csv.Sniffer().sniff(sample, delimiters=",\t;|").delimiter
     except csv.Error:
-        delimiter = ","
-    return [list(r) for r in csv.reader(text.splitlines(), delimiter=delimiter)], encoding
+        sniffed = ","
+    first = [list(r) for r in csv.reader(text.splitlines(), delimiter=sniffed)]
+    for other in ",\t;|".replace(sniffed, ""):  # the sniffer guesses; the header row decides
+        if _find_header(first) is not None:
+            break
+        rows = [list(r) for r in csv.reader(text.splitlines(), delimiter=other)]
+        try:
+            if _find_header(rows) is not None:
+                return rows, encoding
+        except DataError:
+            continue
+    return first, encoding
 
 
 def _find_header(rows: list[list[Any]]) -> tuple[int, dict[str, int]] | None:
