@@ -64,12 +64,10 @@ class _Builder:
         return block
 
     def inter_analyst(self, codes: list[str]) -> dict[str, Any] | None:
-        ordered = [
-            (c, ga, gb)
-            for c in codes
-            for (_, ga), (_, gb) in combinations(sorted(self.by_fund[c].items()), 2)
-            for ga, gb in ((ga, gb), (gb, ga))
-        ]
+        ordered = []  # every two analysts of a fund, in both directions (neither is the reference)
+        for c in codes:
+            for (_, x), (_, y) in combinations(sorted(self.by_fund[c].items()), 2):
+                ordered += [(c, x, y), (c, y, x)]
         if not ordered:
             return None
         block = self.compare(ordered)
