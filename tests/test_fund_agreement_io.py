@@ -204,3 +204,28 @@ def test_semicolon_and_pipe_files_with_one_row(tmp_path: Path) -> None:
     for sep in (";", "|", "\t"):
         experts = read_experts(_write(tmp_path / "e.csv", f"펀드코드{sep}등급\nA1{sep}4등급\n", "cp949"), 5)
         assert _grades(experts) == {("A1", None): 4}, sep
+
+
+def test_excel_analyst_names_merged_down_their_block(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["전문가 펀드 등급 (2025.06)", None, None])
+    sheet.merge_cells("A1:C1")  # a title across columns stays a title
+    sheet.append(["평가자", "펀드코드", "등급"])
+    for row in (
+        ["김분석", "KR1", 1],
+        [None, "KR2", 2],
+        [None, "KR3", "3등급"],
+        ["이평가", "KR1", 2],
+        [None, "KR2", 2],
+    ):
+        sheet.append(row)
+    sheet.merge_cells("A3:A5")
+    sheet.merge_cells("A6:A7")
+    book.save(tmp_path / "e.xlsx")
+    experts = read_experts(tmp_path / "e.xlsx", 5)
+    assert _grades(experts) == {
+        ("KR1", "김분석"): 1, ("KR2", "김분석"): 2, ("KR3", "김분석"): 3, ("KR1", "이평가"): 2, ("KR2", "이평가"): 2,
+    }  # fmt: skip

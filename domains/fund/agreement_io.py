@@ -79,23 +79,33 @@ class Experts:
 
 
 def excel_rows(path: Path) -> tuple[list[list[Any]], str]:
-    """Rows of the first sheet that has a usable header (cached values for formulas), and its name."""
+    """Rows of the first sheet that has a usable header (cached values for formulas), and its name.
+
+    A cell merged down a column (an analyst's name over their block of funds) counts for every row it
+    covers, as it reads on screen; merges across columns (titles) are left alone.
+    """
     try:
         from openpyxl import load_workbook
     except ImportError as exc:  # pragma: no cover - openpyxl is a declared dependency
         raise DataError("reading Excel files needs openpyxl (pip install openpyxl)") from exc
     try:
-        book = load_workbook(path, read_only=True, data_only=True)
+        book = load_workbook(path, data_only=True)  # not read-only: merged ranges are only known this way
     except Exception as exc:  # openpyxl raises zip, XML and its own errors for a damaged file
         raise DataError(f"experts file {path} is not a readable Excel workbook ({exc})") from exc
-    try:
-        sheets = [(ws.title, [list(r) for r in ws.iter_rows(values_only=True)]) for ws in book.worksheets]
-    finally:
-        book.close()
-    for title, rows in sheets:
+    first: tuple[list[list[Any]], str] | None = None
+    for ws in book.worksheets:
+        rows = [list(r) for r in ws.iter_rows(values_only=True)]
+        for merged in ws.merged_cells.ranges:
+            if merged.min_col != merged.max_col or merged.min_row > len(rows):
+                continue
+            col = merged.min_col - 1
+            top = rows[merged.min_row - 1][col]
+            for r in range(merged.min_row, min(merged.max_row, len(rows))):
+                rows[r][col] = top
         if _find_header(rows) is not None:
-            return rows, title
-    return (sheets[0][1] if sheets else []), (sheets[0][0] if sheets else "")
+            return rows, ws.title
+        first = first or (rows, ws.title)
+    return first or ([], "")
 
 
 def _csv_rows(path: Path) -> tuple[list[list[Any]], str]:
