@@ -229,3 +229,12 @@ def test_excel_analyst_names_merged_down_their_block(tmp_path: Path) -> None:
     assert _grades(experts) == {
         ("KR1", "김분석"): 1, ("KR2", "김분석"): 2, ("KR3", "김분석"): 3, ("KR1", "이평가"): 2, ("KR2", "이평가"): 2,
     }  # fmt: skip
+
+
+def test_missing_grade_column_names_the_header_row_not_the_title(tmp_path: Path) -> None:
+    text = "2025년 펀드 평가,,\n\n펀드코드,펀드명,투자위험등급\nKR1,가,1\n"
+    with pytest.raises(
+        DataError,
+        match=r"no grade column \(등급/grade\); columns found: '펀드코드', '펀드명', '투자위험등급'",
+    ):
+        read_experts(_write(tmp_path / "e.csv", text), 5)

@@ -226,8 +226,9 @@ def read_experts(path: str | Path, top_grade: int, reports_as_of: str | None = N
     rows, source = read_rows(p)
     header = _find_header(rows)
     if header is None:
-        seen = next((r for r in rows[:HEADER_SEARCH_ROWS] if any(_text(c) for c in r)), [])
-        found = _header_columns(seen) if seen else {}
+        top = [r for r in rows[:HEADER_SEARCH_ROWS] if any(_text(c) for c in r)]
+        seen = next((r for r in top if _header_columns(r)), top[0] if top else [])
+        found = _header_columns(seen)
         names = ", ".join(repr(_text(c)) for c in seen if _text(c)) or "none"
         missing = (
             "grade column (등급/grade)" if "fund_code" in found else "fund code column (펀드코드/fund_code)"
