@@ -171,6 +171,19 @@ def test_bad_experts_files_end_with_a_clear_error(
     assert "Traceback" not in _said(result) and not (tmp_path / "ag" / "agreement.json").exists()
 
 
+def test_cells_that_look_like_console_markup_are_printed_as_written(batch_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "e.csv").write_text("펀드코드,등급\n[/x],1\n[/x],2\n", encoding="utf-8")
+    result = _run("fund", "agreement", batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "ag")
+    assert result.exit_code == 2 and "Traceback" not in _said(result)
+    assert "[/x]: 1 (row 2), 2 (row 3)" in _said(result)
+    (tmp_path / "e.csv").write_text("펀드코드,등급\n[/x],1\n", encoding="utf-8")
+    result = _run("fund", "agreement", batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "ag")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "ag" / "agreement.json").read_text(encoding="utf-8"))
+    assert doc["missing"]["expert_only"] == [{"fund_code": "[/x]", "reason": "no_report", "rows": [2]}]
+    assert "함께 가진 펀드가 없습니다" in _said(result)
+
+
 def test_bad_folders_flags_and_rubrics(batch_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "e.csv").write_text("fund_code,grade\nKR5230100000,1\n")
     base = ("fund", "agreement")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from evaluator.app.console import console, err_console, fail
 
@@ -31,12 +32,12 @@ def _csv_text(rows: list[dict[str, Any]]) -> str:
 def _targets(out: Path, by_type: bool, force: bool) -> list[Path]:
     """Every file this run writes, refused up front when one exists (before any reading or bootstrap)."""
     if out.exists() and not out.is_dir():
-        fail(f"{out} exists and is not a folder")
+        fail(escape(f"{out} exists and is not a folder"))
     names = [JSON_NAME, CSV_NAME, FUNDS_CSV_NAME, PNG_NAME] + ([BY_TYPE_PNG_NAME] if by_type else [])
     targets = [out / n for n in names]
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
-        fail(f"{', '.join(existing)} already exist(s); pass --force to overwrite")
+        fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
     return targets
 
 
@@ -77,7 +78,7 @@ def agreement(
     from evaluator.methodology.schemas import validate_or_raise
 
     if by is not None and by.strip().lower() not in BY_TYPE:
-        fail(f"--by accepts 유형 (or type), not {by!r}")
+        fail(escape(f"--by accepts 유형 (or type), not {by!r}"))
     if resamples < 0:
         fail("--resamples must be 0 or more")
     if out.resolve() == reports.resolve():
@@ -90,8 +91,10 @@ def agreement(
         want = {"name": str(doc_rubric["name"]), "version": str(doc_rubric["version"])}
         if batch.rubric != want:
             fail(
-                f"the reports were graded with rubric {batch.rubric['name']} {batch.rubric['version']}, not "
-                f"{want['name']} {want['version']}; pass that rubric with --rubric"
+                escape(
+                    f"the reports were graded with rubric {batch.rubric['name']} {batch.rubric['version']}, not "
+                    f"{want['name']} {want['version']}; pass that rubric with --rubric"
+                )
             )
         bands = sorted(doc_rubric["grade_bands"], key=lambda b: int(b["grade"]))
         labels = [str(b["label"]) for b in bands]
@@ -106,11 +109,11 @@ def agreement(
         atomic_write_text(targets[2], _csv_text(fund_rows(doc, graded, batch)), encoding="utf-8-sig")
         _draw(doc, targets[3], targets[4] if by_type else None)
     except (DataError, RubricError, OutputExistsError, OSError) as exc:
-        fail(str(exc))
+        fail(escape(str(exc)))  # messages quote the user's cells and codes: never read them as markup
     for note in doc["notes"]:
-        err_console.print(f"[yellow]참고:[/] {note}")
-    console.print(doc["summary_ko"])
-    console.print(f"wrote {', '.join(t.name for t in targets)} in {out}")
+        err_console.print(f"[yellow]참고:[/] {escape(note)}")
+    console.print(escape(doc["summary_ko"]))
+    console.print(escape(f"wrote {', '.join(t.name for t in targets)} in {out}"))
 
 
 def _draw(doc: dict[str, Any], overall: Path, by_type: Path | None) -> None:
