@@ -193,6 +193,15 @@ def test_bad_folders_flags_and_rubrics(batch_dir: Path, tmp_path: Path) -> None:
     assert no_summary.exit_code == 2 and "no summary.json" in _said(no_summary)
     by = _run(*base, batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "a2", "--by", "운용사")
     assert by.exit_code == 2 and "--by accepts 유형" in _said(by)
+    negative = _run(
+        *base, batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "a4", "--resamples", "-1"
+    )
+    assert negative.exit_code == 2 and "--resamples must be 0 or more" in _said(negative)
+    english = _run(
+        *base, batch_dir, "--experts", tmp_path / "e.csv", "--out", tmp_path / "a5", "--by", "type"
+    )
+    assert english.exit_code == 0, english.output
+    assert (tmp_path / "a5" / "agreement_confusion_by_type.png").is_file()
     inside = _run(*base, batch_dir, "--experts", tmp_path / "e.csv", "--out", batch_dir)
     assert inside.exit_code == 2 and "its own folder" in _said(inside)
     rubric = json.loads(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,7 @@ def bootstrap(
     }
 
 
-def compare(pairs: Pairs, k: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+def compare(pairs: Pairs, k: int, *, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
     """Exact and within-one agreement, κ with bootstrap CIs, and the confusion matrix of ``pairs``."""
     matrix = confusion(pairs.rows, pairs.cols, k)
     n = int(matrix.sum())
