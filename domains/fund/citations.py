@@ -123,6 +123,11 @@ _CONCLUSION = re.compile(
 )
 
 
+def sentences(text: str) -> list[str]:
+    """The rationale cut into sentences (the same cut the figures and claims are read with)."""
+    return _SENTENCE.split(text)
+
+
 def grade_conclusions(text: str) -> tuple[int, ...]:
     return tuple(int(m.group(1)) for m in _CONCLUSION.finditer(text))
 

@@ -7,10 +7,15 @@ grade; ``answer`` when there is no ``grade``, as in scored prediction files) and
   ``evaluation.schema.json``; 0.5 when a valid object sits inside other text; 0.2 when an object parses
   but breaks the schema; 0 when nothing parses.
 * ``grade_accuracy``: 1.0 for the engine's grade, 0.5 one band off, 0 otherwise (strict reading).
-* ``reasoning_quality``: cited figures, direction claims and criterion judgements checked against the
-  engine (:mod:`evaluator.domains.fund.verify`); 0 for a rationale that addresses the grader.
-* ``consistency``: the stated grade agrees with the stated score under the band table, judgements with
-  their own scores, and the rationale with the stated grade and score.
+* ``reasoning_quality`` — the prose only: ``rationale_ko`` reasons from the fund's figures to its grade.
+  Figures count when their sentence names the metric (and window) and the engine agrees; unattributed,
+  wrong or surplus numbers count against; at least one correct 높다/낮다 comparison with the 유형 average
+  or percentile and a concluded grade equal to the answer's are needed for full credit; text copied from
+  the prompt, overlong rationales, non-Korean text and text addressing the grader earn nothing
+  (:mod:`evaluator.domains.fund.reasoning`).
+* ``consistency`` — the structured fields only: the stated grade fits the stated score (and stated top
+  percent) under the peer group's band table, each criterion judgement fits its own score, and the
+  criterion scores and judgements agree with the engine's (:func:`~evaluator.domains.fund.verify.consistency_breakdown`).
 
 The content rewards read the strictly framed answer: prose around the JSON costs them all, not only
 ``json_format``. A row without facts or grade gets None ("not applicable" to TRL).
@@ -25,7 +30,8 @@ from typing import Any
 
 from evaluator.domains.base import RewardFn, completion_text
 from evaluator.domains.fund.answer import read_answer
-from evaluator.domains.fund.verify import consistency_breakdown, reasoning_breakdown
+from evaluator.domains.fund.reasoning import reasoning_breakdown
+from evaluator.domains.fund.verify import consistency_breakdown
 
 REWARD_NAMES = ("json_format", "grade_accuracy", "reasoning_quality", "consistency")
 
