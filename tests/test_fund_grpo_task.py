@@ -10,6 +10,7 @@ import pytest
 
 from evaluator.domains.base import PackError, Verdict
 from evaluator.domains.fund.answer import evaluation_schema
+from evaluator.domains.fund.citations import sentences
 from evaluator.domains.fund.rewards import load_facts
 from evaluator.domains.fund.sample import generate_sample, write_sample
 from evaluator.domains.fund.task import load_evaluation, parse_source, split_of
@@ -136,7 +137,13 @@ def test_reference_solution_is_a_schema_valid_answer_citing_real_figures(
         facts = load_facts(row["facts"])
         assert schema_problems(doc, evaluation_schema()) == []
         assert doc["grade"] == row["grade"] and abs(doc["score"] - row["score"]) < 0.06
-        assert f"{facts['peer_percentile']:.1f}%" in doc["rationale_ko"]
+        top, size, rank = facts["peer_percentile"], facts["peer_group_size"], facts["rank"]
+        if top <= 50:
+            assert f"상위 {top:.1f}%에 해당해" in doc["rationale_ko"]
+        else:  # the lower half reads from the bottom: the share of the group at or below the fund
+            assert f"하위 {100.0 * (size - rank + 1) / size:.1f}%에 해당해" in doc["rationale_ko"]
+            assert "상위" not in doc["rationale_ko"]
+        assert len([s for s in sentences(doc["rationale_ko"]) if s.strip()]) == 3  # the prompt asks for 2–3
     assert PACK.reference_solution({"style": "json"}) is None
 
 

@@ -127,6 +127,7 @@ def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str
         "figures_correct": figures["correct"],
         "figures_wrong": figures["wrong_list"],
         "figures_unattributed": figures["unattributed"] + figures["unchecked"],
+        "claims_share": claims_share if results else None,
         "claims_wrong": [c.text for c, ok in checked if ok is False],
         "grades_concluded": list(reading.grade_mentions),
         "copied_share": round(share, 4),
