@@ -37,7 +37,7 @@ def _method_line(rubric: Mapping[str, Any]) -> str:
     return "항목 가중치: " + ", ".join(parts)
 
 
-def _metric_lines(facts: Mapping[str, Any]) -> list[str]:
+def metric_lines(facts: Mapping[str, Any]) -> list[str]:
     periods = list(facts["metrics"])
     metrics: list[str] = []
     for period in periods:
@@ -111,7 +111,7 @@ def _tail(facts: Mapping[str, Any]) -> list[str]:
     """Everything after the qualitative line: legend, metric lines, band table, judgements, format."""
     return [
         LEGEND_LINE,
-        *_metric_lines(facts),
+        *metric_lines(facts),
         band_line(facts["bands"]),
         judgement_line(),
         ANSWER_LINE,

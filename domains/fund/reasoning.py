@@ -8,8 +8,9 @@ factors, each 0–1, so that no one of them can be bought with another:
   the metric in several), a criterion, ``종합 점수``, or a self-describing unit (``45개``, ``12위``,
   ``4.8년``, ``상위/하위 N%``). Attributed figures are checked against the engine with the tolerances of
   :mod:`evaluator.domains.fund.verify`; a wrong one costs twice (it misinforms), an unattributed or
-  uncheckable one once. Repeats count once. Beyond ``MAX_FIGURES`` correct figures nothing more is paid,
-  so a long list of correct figures earns less than a few well chosen ones.
+  uncheckable one once. Repeats count once. A rate cited after a one-metric criterion's name (``수익률이
+  8.2%``) is that metric's figure. Beyond 12 distinct figures the factor falls linearly to 0 at 20: a
+  list of every figure is a dump, however correct.
 * **claims** — ``0.2 + 0.8·(correct comparative claims / checkable claims)``: 높다/낮다 (or 우수/부진)
   about a metric, criterion or the overall result, checked against the 유형 average when the sentence
   names ``평균`` and against the percentile otherwise. Without one correct claim the factor is 0.2.
@@ -27,26 +28,51 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from evaluator.domains.fund.answer import strict_grade
-from evaluator.domains.fund.citations import INJECTION, Figure, sentences
+from evaluator.domains.fund.citations import INJECTION, Claim, Figure, sentences
 from evaluator.domains.fund.copying import copied_share, copy_factor
 from evaluator.domains.fund.verify import Facts, check_claim, check_figure, reading_of
 
 MIN_FIGURES = 3
 """Fewer correct figures than this earn at most (correct / 3) for the figures factor."""
-MAX_FIGURES = 12
-"""Correct figures paid for at most (a 2–3 sentence rationale has room for about this many)."""
+MAX_FIGURES, ZERO_FIGURES = 12, 20
+"""Figures a 2–3 sentence rationale has room for; from ``MAX_FIGURES`` cited the figures factor falls
+linearly to 0 at ``ZERO_FIGURES`` (a list of every figure is a dump, however correct)."""
 WRONG_COST = 2.0
 FREE_SENTENCES, ZERO_SENTENCES = 4, 9
 FREE_CHARS, ZERO_CHARS = 400, 1000
 MIN_HANGUL_SHARE = 0.6
 SELF_DESCRIBING_UNITS = ("개", "위", "년")
+RATE_UNITS = ("%", "퍼센트", "bp", "%p", "%포인트")
 SELF_DESCRIBING_QUALIFIERS = ("top", "bottom", "weight")
 
 _HANGUL = re.compile(r"[가-힣]")
 _LATIN = re.compile(r"[A-Za-z]")
+
+
+def _single_metric(subject: str | None, facts: Facts) -> str | None:
+    """The metric behind a criterion with one metric (``수익률`` names both the criterion and its metric)."""
+    kind, _, name = (subject or "").partition(":")
+    crit = facts["criteria"].get(name) if kind == "criterion" else None
+    metrics = list(crit.get("metrics", ())) if crit else []
+    return metrics[0] if len(metrics) == 1 else None
+
+
+def resolved(fig: Figure, facts: Facts) -> Figure:
+    """A rate cited after a one-metric criterion's name is that metric's figure (``수익률이 8.2%``)."""
+    metric = _single_metric(fig.subject, facts)
+    if metric and (fig.unit in RATE_UNITS or fig.qualifier in ("mean", "pct")):
+        return replace(fig, subject=f"metric:{metric}")
+    return fig
+
+
+def resolved_claim(claim: Claim, facts: Facts) -> Claim:
+    """A comparison with the 유형 average about a one-metric criterion is about that metric."""
+    metric = _single_metric(claim.subject, facts)
+    return replace(claim, subject=f"metric:{metric}") if metric and claim.versus_mean else claim
 
 
 def attributed(fig: Figure, facts: Facts) -> bool:
@@ -78,7 +104,7 @@ def length_factor(text: str) -> float:
 
 def _figures(reading_figures: tuple[Figure, ...], facts: Facts) -> dict[str, Any]:
     verdicts: dict[tuple[Any, ...], str] = {}
-    for fig in reading_figures:
+    for fig in (resolved(f, facts) for f in reading_figures):
         key = (fig.subject, fig.qualifier, fig.period, fig.unit, round(fig.value, 6))
         if key in verdicts:
             continue
@@ -89,7 +115,8 @@ def _figures(reading_figures: tuple[Figure, ...], facts: Facts) -> dict[str, Any
         verdicts[key] = "unchecked" if ok is None else "correct" if ok else "wrong"
     counts = {k: sum(v == k for v in verdicts.values()) for k in ("correct", "wrong", "unattributed", "unchecked")}
     against = counts["correct"] + WRONG_COST * counts["wrong"] + counts["unattributed"] + counts["unchecked"]
-    counts["factor"] = min(counts["correct"], MAX_FIGURES) / max(against, MIN_FIGURES)
+    surplus = _ramp(len(verdicts), MAX_FIGURES, ZERO_FIGURES)
+    counts["factor"] = min(counts["correct"], MAX_FIGURES) / max(against, MIN_FIGURES) * surplus
     counts["wrong_list"] = [f"{k[0] or '-'} {k[4]:g}{k[3]}" for k, v in verdicts.items() if v == "wrong"]
     return counts
 
@@ -105,7 +132,7 @@ def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str
     if hangul_share(text) < MIN_HANGUL_SHARE:
         return {"score": 0.0, "reason": "rationale_ko is not Korean"}
     figures = _figures(reading.figures, facts)
-    checked = [(c, check_claim(c, facts)) for c in reading.claims]
+    checked = [(c, check_claim(resolved_claim(c, facts), facts)) for c in reading.claims]
     results = [ok for _, ok in checked if ok is not None]
     claims_share = sum(results) / len(results) if results else 0.0
     grade = strict_grade(obj)
