@@ -63,12 +63,13 @@ def _spans(covered: bytearray) -> list[tuple[int, int]]:
     return spans
 
 
-def copied_share(text: str, facts: Mapping[str, Any]) -> float:
-    """Share (0–1) of the rationale's non-space characters that lie in a run copied from the prompt."""
+def copied_share(text: str, facts: Mapping[str, Any], facts_text: str | None = None) -> float:
+    """Share (0–1) of the rationale's non-space characters that lie in a run copied from the prompt
+    (``facts_text``: the facts as the dataset row carries them, when the caller has it, to skip re-encoding)."""
     body = _normal(text, _names(facts))
     if not body:
         return 0.0
-    shingles, lines = _prompt(facts_json(facts))
+    shingles, lines = _prompt(facts_text if facts_text is not None else facts_json(facts))
     covered = bytearray(len(body))
     for i in range(len(body) - SHINGLE + 1):
         if body[i : i + SHINGLE] in shingles:

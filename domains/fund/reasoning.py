@@ -121,8 +121,10 @@ def _figures(reading_figures: tuple[Figure, ...], facts: Facts) -> dict[str, Any
     return counts
 
 
-def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str, Any]:
-    """reasoning_quality and its factors (see the module docstring)."""
+def reasoning_breakdown(
+    obj: Mapping[str, Any] | None, facts: Facts, facts_text: str | None = None
+) -> dict[str, Any]:
+    """reasoning_quality and its factors (see the module docstring); ``facts_text``: the facts' JSON string."""
     reading = reading_of(obj, facts)
     if obj is None or reading is None:
         return {"score": 0.0, "reason": "no rationale_ko to check"}
@@ -137,7 +139,7 @@ def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str
     claims_share = sum(results) / len(results) if results else 0.0
     grade = strict_grade(obj)
     verdict = float(bool(reading.grade_mentions) and all(g == grade for g in reading.grade_mentions))
-    share = copied_share(text, facts)
+    share = copied_share(text, facts, facts_text)
     parts = {
         "figures": figures["factor"],
         "claims": 0.2 + 0.8 * claims_share,

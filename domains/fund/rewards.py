@@ -64,10 +64,13 @@ def grade_accuracy_score(text: str, engine_grade: Any) -> float | None:
     return 1.0 if off == 0 else 0.5 if off == 1 else 0.0
 
 
-def reasoning_quality_score(text: str, facts: dict[str, Any] | None) -> float | None:
+def reasoning_quality_score(
+    text: str, facts: dict[str, Any] | None, facts_text: str | None = None
+) -> float | None:
+    """``facts_text``: the row's facts string when at hand (it keys the prompt-overlap cache)."""
     if facts is None:
         return None
-    return float(reasoning_breakdown(read_answer(text).strict, facts)["score"])
+    return float(reasoning_breakdown(read_answer(text).strict, facts, facts_text)["score"])
 
 
 def consistency_score(text: str, facts: dict[str, Any] | None) -> float | None:
@@ -119,9 +122,11 @@ class FundReward:
             answers = _column(kwargs, "answer", n)
             golds = [gold_grade(g, a) for g, a in zip(grades, answers, strict=True)]
             return [grade_accuracy_score(t, g) for t, g in zip(texts, golds, strict=True)]
-        facts = [load_facts(f) if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
-        score = reasoning_quality_score if self.__name__ == "reasoning_quality" else consistency_score
-        return [score(t, f) for t, f in zip(texts, facts, strict=True)]
+        raw = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+        facts = [load_facts(f) if f is not None else None for f in raw]
+        if self.__name__ == "reasoning_quality":
+            return [reasoning_quality_score(t, f, r) for t, f, r in zip(texts, facts, raw, strict=True)]
+        return [consistency_score(t, f) for t, f in zip(texts, facts, strict=True)]
 
 
 def build_reward_functions() -> dict[str, RewardFn]:
