@@ -187,6 +187,18 @@ def claim_without_figures(f: Facts) -> str:
     return f"{_p(f)} 수익률이 유형 평균보다 {word} {f['grade']}등급입니다."
 
 
+def context_padding(f: Facts) -> str:
+    """Figures anyone can cite without reading the fund's results (peer count, history, band bounds), a
+    correct comparison and the grade."""
+    bands = f["bands"]
+    word = "높아" if _above(f, "annualized_return") else "낮아"
+    return (
+        f"동류 {f['peer_group_size']}개 펀드, 운용기간 {f['history_years']:.1f}년 기준으로 1등급은 상위 "
+        f"{bands[0]['top_percent']:g}%, 2등급은 상위 {bands[1]['top_percent']:g}%까지입니다. "
+        f"{_p(f)} 수익률이 유형 평균보다 {word} {f['grade']}등급입니다."
+    )
+
+
 def score_only(f: Facts) -> str:
     return f"종합 점수 {f['score']:.1f}점으로 {f['grade']}등급입니다."
 

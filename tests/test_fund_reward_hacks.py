@@ -47,6 +47,7 @@ CASES: list[tuple[str, Callable[[Any], str | None], float, float]] = [
     ("boilerplate", w.boilerplate, 0.0, 0.2),
     ("one claim, no figures", w.claim_without_figures, 0.0, 0.2),
     ("score and grade only", w.score_only, 0.0, 0.2),
+    ("context figures only: peer count, history, band bounds", w.context_padding, 0.0, 0.2),
     ("empty", lambda f: "", 0.0, 0.0),
     ("dump: the prompt's first 80 numbers", w.prompt_numbers, 0.0, 0.2),
     ("dump: bare fact values", w.fact_values, 0.0, 0.2),

@@ -3,7 +3,9 @@
 It reads only ``rationale_ko`` (the structured fields are ``consistency``'s business) and multiplies five
 factors, each 0–1, so that no one of them can be bought with another:
 
-* **figures** — ``min(correct, MAX_FIGURES) / max(correct + 2·wrong + unattributed, MIN_FIGURES)``. A figure
+* **figures** — ``correct / max(correct + 2·wrong + unattributed, 3)``, where *correct* counts the fund's
+  own results (metric values, 유형 averages, percentiles, criterion and total scores, rank, standing); context
+  figures (peer count, history, band bounds, weights) are checked but earn nothing. A figure
   is attributed when its sentence names its subject: a metric (and the window, ``3년``, where the fund has
   the metric in several), a criterion, ``종합 점수``, or a self-describing unit (``45개``, ``12위``,
   ``4.8년``, ``상위/하위 N%``). Attributed figures are checked against the engine with the tolerances of
@@ -34,7 +36,7 @@ from typing import Any
 from evaluator.domains.fund.answer import strict_grade
 from evaluator.domains.fund.citations import INJECTION, Claim, Figure, sentences
 from evaluator.domains.fund.copying import copied_share, copy_factor
-from evaluator.domains.fund.verify import Facts, check_claim, check_figure, reading_of
+from evaluator.domains.fund.verify import Facts, check_claim, check_figure, points_match, reading_of
 
 MIN_FIGURES = 3
 """Fewer correct figures than this earn at most (correct / 3) for the figures factor."""
@@ -87,6 +89,18 @@ def attributed(fig: Figure, facts: Facts) -> bool:
     return subject.startswith("criterion:") or subject == "overall"
 
 
+def about_the_fund(fig: Figure, facts: Facts) -> bool:
+    """A correct figure about the fund's own results, not its context (peer count, history, band bounds,
+    weights): only these earn; context figures are checked, and cost when wrong, but earn nothing."""
+    if fig.unit in ("개", "년") or fig.qualifier == "weight":
+        return False
+    if fig.qualifier == "top":
+        return points_match(fig, [facts["peer_percentile"]])
+    if fig.unit == "점" and fig.subject in (None, "overall"):
+        return points_match(fig, [facts["score"], facts.get("quantitative_score")])
+    return True
+
+
 def hangul_share(text: str) -> float:
     hangul, latin = len(_HANGUL.findall(text)), len(_LATIN.findall(text))
     return hangul / (hangul + latin) if hangul + latin else 0.0
@@ -112,11 +126,17 @@ def _figures(reading_figures: tuple[Figure, ...], facts: Facts) -> dict[str, Any
             verdicts[key] = "unattributed"
             continue
         ok = check_figure(fig, facts)
-        verdicts[key] = "unchecked" if ok is None else "correct" if ok else "wrong"
-    counts = {k: sum(v == k for v in verdicts.values()) for k in ("correct", "wrong", "unattributed", "unchecked")}
+        if ok is None:
+            verdicts[key] = "unchecked"
+        elif not ok:
+            verdicts[key] = "wrong"
+        else:
+            verdicts[key] = "correct" if about_the_fund(fig, facts) else "context"
+    kinds = ("correct", "context", "wrong", "unattributed", "unchecked")
+    counts = {k: sum(v == k for v in verdicts.values()) for k in kinds}
     against = counts["correct"] + WRONG_COST * counts["wrong"] + counts["unattributed"] + counts["unchecked"]
     surplus = _ramp(len(verdicts), MAX_FIGURES, ZERO_FIGURES)
-    counts["factor"] = min(counts["correct"], MAX_FIGURES) / max(against, MIN_FIGURES) * surplus
+    counts["factor"] = counts["correct"] / max(against, MIN_FIGURES) * surplus
     counts["wrong_list"] = [f"{k[0] or '-'} {k[4]:g}{k[3]}" for k, v in verdicts.items() if v == "wrong"]
     return counts
 
@@ -154,6 +174,7 @@ def reasoning_breakdown(
         "score": round(score, 6),
         "parts": {k: round(v, 6) for k, v in parts.items()},
         "figures_correct": figures["correct"],
+        "figures_context": figures["context"],
         "figures_wrong": figures["wrong_list"],
         "figures_unattributed": figures["unattributed"] + figures["unchecked"],
         "claims_share": claims_share if results else None,
