@@ -115,6 +115,21 @@ def paraphrase_d(f: Facts, flip: bool = False) -> str | None:
     )
 
 
+ENDINGS = ("{g}등급이 적정합니다", "{g}등급에 속합니다", "{g}등급", "{g}등급으로 평가합니다", "최종 등급은 {g}입니다")
+
+
+def paraphrase_e(f: Facts) -> str:
+    """The gap in %p, a window named once per sentence (``동기간`` refers back), and a varied last clause."""
+    ret, sharpe = _cell(f, "annualized_return"), _cell(f, "sharpe")
+    gap = abs(ret["value"] - ret["peer_mean"]) * 100
+    ending = ENDINGS[int(f["fund_code"][-2:]) % len(ENDINGS)].format(g=f["grade"])
+    return (
+        f"최근 {_p(f)}간 연환산 수익률은 {_v(f, 'annualized_return')}로 유형 평균을 {gap:.2f}%p "
+        f"{'웃돌았습니다' if _above(f, 'annualized_return') else '밑돌았습니다'}. 동기간 샤프지수는 "
+        f"{sharpe['value']:.2f}(평균 {sharpe['peer_mean']:.2f})입니다. 따라서 종합 점수 {f['score']:.1f}점으로 {ending}."
+    )
+
+
 def quoted_line(f: Facts) -> str:
     """One prompt figure line quoted inside a sentence, then a comparison and the verdict."""
     line = next(x for x in prompt_metric_lines(f) if x.startswith("- 연환산 수익률"))

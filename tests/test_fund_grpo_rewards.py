@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from evaluator.domains.fund.citations import grade_conclusions
 from evaluator.domains.fund.prompts import fmt_metric
 from evaluator.domains.fund.reasoning import reasoning_breakdown
 from evaluator.domains.fund.rewards import REWARD_NAMES, build_reward_functions, load_facts
@@ -435,3 +436,29 @@ def test_rows_without_gold_are_not_applicable_and_bad_columns_are_refused(rows: 
     assert REWARDS["consistency"]([text], facts=[None]) == [None]
     with pytest.raises(ValueError, match="2 values for 1 completions"):
         REWARDS["grade_accuracy"]([text], grade=[1, 2])
+
+
+@pytest.mark.parametrize(
+    ("text", "grades"),
+    [
+        ("종합 점수 51.4점으로 3등급입니다.", (3,)),
+        ("따라서 3등급이 적정합니다.", (3,)),
+        ("종합 점수 51.4점, 3등급.", (3,)),
+        ("이에 4등급에 속합니다", (4,)),
+        ("최종 등급은 4입니다.", (4,)),
+        ("등급: 2", (2,)),
+        ("1등급은 상위 10%까지이고 2등급 기준은 67.4점입니다.", ()),
+        ("1등급 상위 10% (81.8점 이상), 2등급 상위 32.5%", ()),
+        ("3등급 이상은 어렵고 4등급으로 평가합니다.", (4,)),
+        ("2등급입니다. 다만 1등급으로 볼 수도 있습니다.", (2, 1)),
+    ],
+)
+def test_concluded_grades_skip_band_descriptions(text: str, grades: tuple[int, ...]) -> None:
+    assert grade_conclusions(text) == grades
+
+
+def test_a_grade_stated_as_등급은_n_is_not_read_as_a_figure(mid: tuple[dict, dict]) -> None:
+    _, facts = mid
+    text = _answer(facts)["rationale_ko"].replace("3등급입니다", "최종 등급은 3입니다")
+    result = _rationale(facts, text)
+    assert result["score"] == 1.0 and result["grades_concluded"] == [3]

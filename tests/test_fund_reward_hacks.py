@@ -33,6 +33,7 @@ CASES: list[tuple[str, Callable[[Any], str | None], float, float]] = [
     ("paraphrase: grade first, one-decimal figures", w.paraphrase_b, 0.9, 1.0),
     ("paraphrase: percentiles and quality words", w.paraphrase_c, 0.9, 1.0),
     ("paraphrase: drawdown against the average, rank", w.paraphrase_d, 0.9, 1.0),
+    ("paraphrase: the gap in %p, 동기간, varied endings", w.paraphrase_e, 0.9, 1.0),
     ("one prompt line quoted in a sentence", w.quoted_line, 0.9, 1.0),
     ("wrong direction: paraphrase a", w.flipped(w.paraphrase_a), 0.0, 0.4),
     ("wrong direction: paraphrase b", w.flipped(w.paraphrase_b), 0.0, 0.4),

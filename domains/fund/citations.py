@@ -125,9 +125,9 @@ def _subject_pattern(criteria: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[
     return re.compile("|".join(re.escape(w) for w in ordered), re.I), {w.lower(): s for w, s in words.items()}
 
 
-_CONCLUSION = re.compile(
-    r"(?<![0-9.])([1-5])\s*등급\s*(?:으로|입니다|이다|이며|이고|에 해당|을 부여|를 부여|을 받|로 평가|판정|$)"
-)
+_GRADE_MENTION = re.compile(r"(?<![0-9.])([1-5])\s*등급(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))")
+"""``3등급입니다``, ``3등급이 적정합니다``, ``3등급.`` — but not a band's description (``1등급은 상위 10%까지``)."""
+_GRADE_FIELD_TEXT = re.compile(r"등급\s*(?:[:은는]|으로는)\s*([1-5])(?![0-9.%])")
 
 
 def sentences(text: str) -> list[str]:
@@ -136,7 +136,10 @@ def sentences(text: str) -> list[str]:
 
 
 def grade_conclusions(text: str) -> tuple[int, ...]:
-    return tuple(int(m.group(1)) for m in _CONCLUSION.finditer(text))
+    """Grades the text concludes, in order: every ``N등급`` that does not describe a band, and ``등급은 N``."""
+    found = [(m.start(), int(m.group(1))) for m in _GRADE_MENTION.finditer(text)]
+    found += [(m.start(), int(m.group(1))) for m in _GRADE_FIELD_TEXT.finditer(text)]
+    return tuple(g for _, g in sorted(found))
 
 
 def _number(match: re.Match[str]) -> tuple[float, int]:
@@ -183,6 +186,7 @@ def read_rationale(text: str, criteria: Mapping[str, str], names: Sequence[str] 
     """
     for name in sorted((n for n in names if n), key=len, reverse=True):
         text = text.replace(name, " " * len(name))
+    text = _GRADE_FIELD_TEXT.sub(r" \1등급", text)  # 등급은 3 → 3등급: a grade, not a figure
     text = _PROMPT_PAIR.sub(r"\g<lead>(평균 \g<mean> 백분위 \g<pct>)", text)
     return _read(_DATE.sub(lambda m: " " * len(m.group(0)), text), tuple(sorted(criteria.items())))
 
