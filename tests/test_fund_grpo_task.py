@@ -214,3 +214,18 @@ def test_existing_completions_are_scored_from_a_predictions_file(
     assert samples[1]["scores"]["reasoning_quality"] is None  # no facts on that line
     assert samples[1]["scores"]["grade_accuracy"] in (0.0, 0.5)
     assert report["domain_metrics"]["schema_valid_rate"] == 1.0
+
+
+def test_summary_ko_says_하위_for_the_lower_half_and_상위_for_the_upper() -> None:
+    from evaluator.domains.fund.report import build_report
+
+    evaluation = load_evaluation(parse_source("sample?funds=40"))
+    rated = [f for f in evaluation.funds if f.status == "ok"]
+    last = max(rated, key=lambda f: f.peer_percentile)
+    first = min(rated, key=lambda f: f.peer_percentile)
+    n = last.peer_group_size
+    assert last.peer_percentile == pytest.approx(100.0)
+    summary = build_report(last, evaluation.rubric)["summary_ko"]
+    assert f"{n}개 펀드 중 하위 {100.0 / n:.1f}%로 5등급" in summary and "상위 100.0%" not in summary
+    top = build_report(first, evaluation.rubric)["summary_ko"]
+    assert f"펀드 중 상위 {first.peer_percentile:.1f}%로 1등급" in top
