@@ -133,3 +133,14 @@ def test_the_lower_half_reads_from_the_bottom(rows: list[dict[str, Any]]) -> Non
     result = reasoning_breakdown(wrong, facts)
     assert result["figures_wrong"] == ["overall 30%"]
     assert result["score"] == pytest.approx(result["figures_correct"] / (result["figures_correct"] + 2), abs=1e-6)
+
+
+def test_the_real_prompt_and_its_method_line_copied_earn_nothing(rows: list[dict[str, Any]]) -> None:
+    """The prompt as the model sees it (with the rubric's method line the facts cannot rebuild)."""
+    for row in rows[:15]:
+        prompt = row["prompt"][-1]["content"]
+        method = next(line for line in prompt.splitlines() if line.startswith("항목 가중치"))
+        for rationale in (prompt, f"{method}. 따라서 {row['grade']}등급입니다."):
+            doc = json.loads(PACK.reference_solution(row))
+            doc["rationale_ko"] = rationale
+            assert reasoning_breakdown(doc, load_facts(row["facts"]))["score"] <= 0.05, rationale[:60]
