@@ -229,3 +229,19 @@ def test_summary_ko_says_하위_for_the_lower_half_and_상위_for_the_upper() ->
     assert f"{n}개 펀드 중 하위 {100.0 / n:.1f}%로 5등급" in summary and "상위 100.0%" not in summary
     top = build_report(first, evaluation.rubric)["summary_ko"]
     assert f"펀드 중 상위 {first.peer_percentile:.1f}%로 1등급" in top
+
+
+def test_reference_compares_with_the_percentile_when_the_peer_average_is_missing(
+    train_rows: list[dict[str, Any]],
+) -> None:
+    from evaluator.domains.fund.reasoning import reasoning_breakdown
+    from evaluator.domains.fund.reference import reference_answer
+
+    for row in train_rows[:10]:
+        facts = json.loads(row["facts"])
+        for period_cells in facts["metrics"].values():
+            for cell in period_cells.values():
+                cell["peer_mean"] = None
+        doc = reference_answer(facts)
+        assert "평균" not in doc["rationale_ko"] and "백분위" in doc["rationale_ko"]
+        assert reasoning_breakdown(doc, facts)["score"] >= 0.95, doc["rationale_ko"]

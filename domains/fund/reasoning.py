@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from evaluator.domains.fund.answer import strict_grade
-from evaluator.domains.fund.citations import INJECTION, Claim, Figure, sentences
+from evaluator.domains.fund.citations import Claim, Figure, sentences
 from evaluator.domains.fund.copying import copied_share, copy_factor
 from evaluator.domains.fund.verify import Facts, check_claim, check_figure, points_match, reading_of
 
@@ -149,7 +149,7 @@ def reasoning_breakdown(
     if obj is None or reading is None:
         return {"score": 0.0, "reason": "no rationale_ko to check"}
     text = str(obj["rationale_ko"])
-    if reading.injection or INJECTION.search(text):
+    if reading.injection:
         return {"score": 0.0, "reason": "the rationale addresses the grader instead of the fund", "injection": True}
     if hangul_share(text) < MIN_HANGUL_SHARE:
         return {"score": 0.0, "reason": "rationale_ko is not Korean"}

@@ -23,8 +23,11 @@ def _return_sentence(facts: Mapping[str, Any], period: str) -> str | None:
     if cell is None:
         return None
     text = f"{PERIOD_KO[period]} 연환산 수익률은 {fmt_metric('annualized_return', cell['value'])}"
-    if cell["peer_mean"] is None:
-        return text + "입니다"
+    if cell["peer_mean"] is None:  # compare with the percentile instead: one comparison is always made
+        if cell["pct"] is None:
+            return text + "입니다"
+        word = "높은 편입니다" if cell["pct"] >= 50 else "낮은 편입니다"
+        return f"{text}(백분위 {cell['pct']:.0f})로 {word}"
     mean = fmt_metric("annualized_return", cell["peer_mean"])
     word = "높습니다" if cell["value"] >= cell["peer_mean"] else "낮습니다"
     return f"{text}로 유형 평균 {mean}보다 {word}"
