@@ -104,7 +104,7 @@ class Reading:
     figures: tuple[Figure, ...]
     claims: tuple[Claim, ...]
     grade_mentions: tuple[int, ...]
-    """Grades the rationale concludes (``N등급입니다``, ``N등급으로`` …)."""
+    """Grades the rationale concludes (``N등급입니다``, ``N등급이 적정``, ``등급은 N`` …; not band descriptions)."""
     injection: bool
 
 
@@ -125,7 +125,9 @@ def _subject_pattern(criteria: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[
     return re.compile("|".join(re.escape(w) for w in ordered), re.I), {w.lower(): s for w, s in words.items()}
 
 
-_GRADE_MENTION = re.compile(r"(?<![0-9.])([1-5])\s*등급(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))")
+_GRADE_MENTION = re.compile(
+    r"(?<![0-9.])([1-5])\s*등급(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))"
+)
 """``3등급입니다``, ``3등급이 적정합니다``, ``3등급.`` — but not a band's description (``1등급은 상위 10%까지``)."""
 _GRADE_FIELD_TEXT = re.compile(r"등급\s*(?:[:은는]|으로는)\s*([1-5])(?![0-9.%])")
 
