@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from evaluator.domains.fund.citations import grade_conclusions
 from evaluator.domains.fund.prompts import fmt_metric
+from evaluator.domains.fund.reasoning import reasoning_breakdown
 from evaluator.domains.fund.rewards import REWARD_NAMES, build_reward_functions, load_facts
-from evaluator.domains.fund.verify import consistency_breakdown, reasoning_breakdown
+from evaluator.domains.fund.verify import consistency_breakdown
 from evaluator.domains.registry import get_pack
 
 PACK = get_pack("fund")
@@ -36,6 +38,10 @@ def _pick(rows: list[dict[str, Any]], test: Callable[[dict[str, Any]], bool]) ->
 
 def _main(facts: dict, metric: str) -> dict:
     return facts["metrics"][facts["main_period"]][metric]
+
+
+def _period_ko(facts: dict) -> str:
+    return {"1y": "1년", "3y": "3년", "5y": "5년", "10y": "10년"}[facts["main_period"]]
 
 
 def _mid_grade(facts: dict) -> bool:
@@ -203,20 +209,21 @@ def test_judgement_that_contradicts_its_own_score_costs_consistency(mid: tuple[d
     assert parts["criteria_judgements"] == pytest.approx(1 - 1 / len(doc["criteria"]))
 
 
-def test_rationale_concluding_another_grade_is_inconsistent(mid: tuple[dict, dict]) -> None:
+def test_rationale_concluding_another_grade_loses_the_verdict_not_consistency(mid: tuple[dict, dict]) -> None:
     _, facts = mid
     doc = _answer(facts)
     doc["rationale_ko"] = doc["rationale_ko"].replace("3등급입니다", "2등급입니다")
-    parts = consistency_breakdown(doc, facts)["parts"]
-    assert parts["rationale_grade"] == 0.0 and parts["grade_vs_score"] == 1.0
+    result = reasoning_breakdown(doc, facts)
+    assert result["grades_concluded"] == [2] and result["parts"]["verdict"] == pytest.approx(0.4)
+    assert result["score"] == pytest.approx(0.4)
+    assert consistency_breakdown(doc, facts)["score"] == 1.0  # consistency reads the fields only
 
 
-def test_rationale_citing_another_score_than_the_stated_one_is_inconsistent(mid: tuple[dict, dict]) -> None:
+def test_consistency_does_not_read_the_rationale(mid: tuple[dict, dict]) -> None:
     _, facts = mid
-    doc = _answer(facts, score=round(facts["score"] + 0.3, 1))  # still the same band
-    doc["rationale_ko"] = f"종합 점수 {facts['score'] - 9:.1f}점으로 3등급입니다."
-    parts = consistency_breakdown(doc, facts)["parts"]
-    assert parts["rationale_score"] == 0.0
+    full = consistency_breakdown(_answer(facts), facts)
+    for rationale in ("", "지표: 1, 2, 3", f"종합 점수 {facts['score'] - 9:.1f}점으로 1등급입니다."):
+        assert consistency_breakdown(_answer(facts, rationale_ko=rationale), facts) == full
 
 
 def test_stated_top_percent_must_fit_the_stated_grade(mid: tuple[dict, dict]) -> None:
@@ -237,13 +244,14 @@ def test_wrong_figures_are_caught_and_named(mid: tuple[dict, dict]) -> None:
     _, facts = mid
     ret = _main(facts, "annualized_return")["value"]
     sharpe = _main(facts, "sharpe")["value"]
+    period = _period_ko(facts)
     text = (
-        f"연환산 수익률은 {fmt_metric('annualized_return', ret + 0.05)}입니다. "
-        f"샤프지수 {sharpe + 0.8:.2f}, 종합 점수 {facts['score']:.1f}점입니다."
+        f"{period} 연환산 수익률은 {fmt_metric('annualized_return', ret + 0.05)}입니다. "
+        f"{period} 샤프지수 {sharpe + 0.8:.2f}, 종합 점수 {facts['score']:.1f}점입니다."
     )
     result = _rationale(facts, text)
-    assert result["figures_cited"] == 3
-    assert result["parts"]["figures"] == pytest.approx(1 / 3)
+    assert result["figures_correct"] == 1 and len(result["figures_wrong"]) == 2
+    assert result["parts"]["figures"] == pytest.approx(1 / (1 + 2 * 2))  # a wrong figure costs twice
     assert any("annualized_return" in w for w in result["figures_wrong"])
     assert any("sharpe" in w for w in result["figures_wrong"])
 
@@ -254,17 +262,18 @@ def test_figures_as_percent_fraction_and_rounded_all_match(mid: tuple[dict, dict
     vol = _main(facts, "annualized_volatility")["value"]
     mdd = _main(facts, "max_drawdown")["value"]
     text = (
-        f"연환산 수익률 {ret * 100:.2f}%, 변동성 {vol:.4f}, "
+        f"{_period_ko(facts)} 연환산 수익률 {ret * 100:.2f}%, 변동성 {vol:.4f}, "
         f"최대낙폭 {abs(mdd) * 100:.1f}%, 종합 점수 {facts['score']:.0f}점입니다."
     )
     result = _rationale(facts, text)
-    assert result["figures_cited"] == 4 and result["figures_wrong"] == []
+    assert result["figures_correct"] == 4 and result["figures_wrong"] == []
+    assert result["figures_unattributed"] == 0
 
 
 def test_a_rate_off_by_a_factor_of_ten_is_wrong(mid: tuple[dict, dict]) -> None:
     _, facts = mid
     vol = _main(facts, "annualized_volatility")["value"]
-    result = _rationale(facts, f"변동성은 {vol * 1000:.2f}%입니다.")
+    result = _rationale(facts, f"{_period_ko(facts)} 변동성은 {vol * 1000:.2f}%입니다.")
     assert result["figures_wrong"] and result["parts"]["figures"] == 0.0
 
 
@@ -295,12 +304,14 @@ def test_peer_average_percentile_count_and_top_percent_are_checked(mid: tuple[di
     _, facts = mid
     cell = _main(facts, "sharpe")
     good = (
-        f"샤프지수는 {cell['value']:.2f}로 유형 평균 {cell['peer_mean']:.2f}와 비교되며 백분위 {cell['pct']:.0f}입니다. "
+        f"{_period_ko(facts)} 샤프지수는 {cell['value']:.2f}로 유형 평균 {cell['peer_mean']:.2f}와 비교되며 "
+        f"백분위 {cell['pct']:.0f}입니다. "
         f"{facts['type']} {facts['peer_group_size']}개 펀드 중 상위 {facts['peer_percentile']:.1f}%입니다."
     )
     assert _rationale(facts, good)["figures_wrong"] == []
     bad = (
-        f"샤프지수는 {cell['value']:.2f}로 유형 평균 {cell['peer_mean'] + 0.5:.2f}, 백분위 {(cell['pct'] + 30) % 100:.0f}입니다. "
+        f"{_period_ko(facts)} 샤프지수는 {cell['value']:.2f}로 유형 평균 {cell['peer_mean'] + 0.5:.2f}, "
+        f"백분위 {(cell['pct'] + 30) % 100:.0f}입니다. "
         f"{facts['peer_group_size'] + 7}개 펀드 중 상위 {(facts['peer_percentile'] + 20) % 100:.1f}%입니다."
     )
     assert len(_rationale(facts, bad)["figures_wrong"]) == 4
@@ -312,10 +323,11 @@ def test_names_dates_and_words_next_to_numbers_are_not_figures(mid: tuple[dict, 
     sharpe = _main(facts, "sharpe")["value"]
     text = (
         f"{facts['fund_name']}({facts['fund_code']})은 2025-06-30 기준, 2025년 6월 30일까지의 성과로 평가했습니다. "
-        f"샤프지수 {sharpe:.2f} 위험조정수익률은 무난하고, 인력과 보상 체계에 변화가 없습니다."
+        f"{_period_ko(facts)} 샤프지수 {sharpe:.2f} 위험조정수익률은 무난하고, 인력과 보상 체계에 변화가 없습니다."
     )
     result = _rationale(facts, text)
-    assert result["figures_cited"] == 1 and result["figures_wrong"] == []
+    assert result["figures_correct"] == 1 and result["figures_wrong"] == []
+    assert result["figures_unattributed"] == 0
     assert "injection" not in result
 
 
@@ -327,18 +339,18 @@ def test_high_volatility_claim_when_the_fund_is_among_the_calmest_is_wrong(
 ) -> None:
     _, facts = _pick(rows, lambda f: (_main(f, "annualized_volatility")["pct"] or 0) >= 70)
     vol = fmt_metric("annualized_volatility", _main(facts, "annualized_volatility")["value"])
-    wrong = _rationale(facts, f"높은 변동성({vol})이 부담입니다.")
-    right = _rationale(facts, f"변동성은 {vol}로 낮은 편입니다.")
-    assert wrong["parts"]["claims"] == 0.0 and wrong["claims_wrong"]
-    assert right["parts"]["claims"] == 1.0
+    wrong = _rationale(facts, f"{_period_ko(facts)} 높은 변동성({vol})이 부담입니다.")
+    right = _rationale(facts, f"{_period_ko(facts)} 변동성은 {vol}로 낮은 편입니다.")
+    assert wrong["claims_share"] == 0.0 and wrong["claims_wrong"]
+    assert right["claims_share"] == 1.0
     assert wrong["score"] < right["score"]
 
 
 def test_low_volatility_claim_when_volatility_is_high_is_wrong(rows: list[dict[str, Any]]) -> None:
     _, facts = _pick(rows, lambda f: (_main(f, "annualized_volatility")["pct"] or 100) <= 30)
-    assert _rationale(facts, "낮은 변동성이 강점입니다.")["parts"]["claims"] == 0.0
-    assert _rationale(facts, "변동성이 높습니다.")["parts"]["claims"] == 1.0
-    assert _rationale(facts, "변동성이 높지 않습니다.")["parts"]["claims"] == 0.0  # negation flips
+    assert _rationale(facts, "낮은 변동성이 강점입니다.")["claims_share"] == 0.0
+    assert _rationale(facts, "변동성이 높습니다.")["claims_share"] == 1.0
+    assert _rationale(facts, "변동성이 높지 않습니다.")["claims_share"] == 0.0  # negation flips
 
 
 def test_claims_against_the_peer_average_use_the_average(rows: list[dict[str, Any]]) -> None:
@@ -352,8 +364,8 @@ def test_claims_against_the_peer_average_use_the_average(rows: list[dict[str, An
         fmt_metric("annualized_return", cell["value"]),
         fmt_metric("annualized_return", cell["peer_mean"]),
     )
-    assert _rationale(facts, f"수익률은 {value}로 유형 평균 {mean}보다 높습니다.")["parts"]["claims"] == 1.0
-    assert _rationale(facts, f"수익률은 {value}로 유형 평균 {mean}보다 낮습니다.")["parts"]["claims"] == 0.0
+    assert _rationale(facts, f"수익률은 {value}로 유형 평균 {mean}보다 높습니다.")["claims_share"] == 1.0
+    assert _rationale(facts, f"수익률은 {value}로 유형 평균 {mean}보다 낮습니다.")["claims_share"] == 0.0
 
 
 def test_deep_drawdown_and_poor_return_claims_follow_the_percentiles(rows: list[dict[str, Any]]) -> None:
@@ -364,10 +376,10 @@ def test_deep_drawdown_and_poor_return_claims_follow_the_percentiles(rows: list[
             and (_main(f, "annualized_return")["pct"] or 0) >= 70
         ),
     )
-    assert _rationale(facts, "최대낙폭이 큰 편입니다.")["parts"]["claims"] == 1.0
-    assert _rationale(facts, "낙폭이 작아 안정적입니다.")["parts"]["claims"] == 0.0
-    assert _rationale(facts, "수익률이 우수합니다.")["parts"]["claims"] == 1.0
-    assert _rationale(facts, "수익률이 부진합니다.")["parts"]["claims"] == 0.0
+    assert _rationale(facts, "최대낙폭이 큰 편입니다.")["claims_share"] == 1.0
+    assert _rationale(facts, "낙폭이 작아 안정적입니다.")["claims_share"] == 0.0
+    assert _rationale(facts, "수익률이 우수합니다.")["claims_share"] == 1.0
+    assert _rationale(facts, "수익률이 부진합니다.")["claims_share"] == 0.0
 
 
 def test_criteria_judgements_are_checked_against_the_engine(mid: tuple[dict, dict]) -> None:
@@ -377,10 +389,11 @@ def test_criteria_judgements_are_checked_against_the_engine(mid: tuple[dict, dic
     far = crit["score"] + 30 if crit["score"] < 50 else crit["score"] - 30
     doc["criteria"][cid] = {"score": far, "judgement": "미흡" if crit["score"] >= 50 else "우수"}
     doc["criteria"]["liquidity"] = {"score": 50.0, "judgement": "보통"}  # not a rubric criterion
-    result = reasoning_breakdown(doc, facts)
+    parts = consistency_breakdown(doc, facts)["parts"]
     n = len(facts["criteria"]) + 1
-    assert result["parts"]["criteria"] == pytest.approx((n - 2) / n)
-    assert result["score"] < 1.0
+    assert parts["criteria_vs_engine"] == pytest.approx((n - 2) / n)
+    assert parts["criteria_judgements"] == 1.0  # each judgement still fits its own score
+    assert reasoning_breakdown(doc, facts)["score"] == 1.0  # the rationale is untouched
 
 
 @pytest.mark.parametrize(
@@ -423,3 +436,29 @@ def test_rows_without_gold_are_not_applicable_and_bad_columns_are_refused(rows: 
     assert REWARDS["consistency"]([text], facts=[None]) == [None]
     with pytest.raises(ValueError, match="2 values for 1 completions"):
         REWARDS["grade_accuracy"]([text], grade=[1, 2])
+
+
+@pytest.mark.parametrize(
+    ("text", "grades"),
+    [
+        ("종합 점수 51.4점으로 3등급입니다.", (3,)),
+        ("따라서 3등급이 적정합니다.", (3,)),
+        ("종합 점수 51.4점, 3등급.", (3,)),
+        ("이에 4등급에 속합니다", (4,)),
+        ("최종 등급은 4입니다.", (4,)),
+        ("등급: 2", (2,)),
+        ("1등급은 상위 10%까지이고 2등급 기준은 67.4점입니다.", ()),
+        ("1등급 상위 10% (81.8점 이상), 2등급 상위 32.5%", ()),
+        ("3등급 이상은 어렵고 4등급으로 평가합니다.", (4,)),
+        ("2등급입니다. 다만 1등급으로 볼 수도 있습니다.", (2, 1)),
+    ],
+)
+def test_concluded_grades_skip_band_descriptions(text: str, grades: tuple[int, ...]) -> None:
+    assert grade_conclusions(text) == grades
+
+
+def test_a_grade_stated_as_등급은_n_is_not_read_as_a_figure(mid: tuple[dict, dict]) -> None:
+    _, facts = mid
+    text = _answer(facts)["rationale_ko"].replace("3등급입니다", "최종 등급은 3입니다")
+    result = _rationale(facts, text)
+    assert result["score"] == 1.0 and result["grades_concluded"] == [3]

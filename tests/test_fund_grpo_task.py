@@ -10,6 +10,7 @@ import pytest
 
 from evaluator.domains.base import PackError, Verdict
 from evaluator.domains.fund.answer import evaluation_schema
+from evaluator.domains.fund.citations import sentences
 from evaluator.domains.fund.rewards import load_facts
 from evaluator.domains.fund.sample import generate_sample, write_sample
 from evaluator.domains.fund.task import load_evaluation, parse_source, split_of
@@ -136,7 +137,13 @@ def test_reference_solution_is_a_schema_valid_answer_citing_real_figures(
         facts = load_facts(row["facts"])
         assert schema_problems(doc, evaluation_schema()) == []
         assert doc["grade"] == row["grade"] and abs(doc["score"] - row["score"]) < 0.06
-        assert f"{facts['peer_percentile']:.1f}%" in doc["rationale_ko"]
+        top, size, rank = facts["peer_percentile"], facts["peer_group_size"], facts["rank"]
+        if top <= 50:
+            assert f"상위 {top:.1f}%에 해당해" in doc["rationale_ko"]
+        else:  # the lower half reads from the bottom: the share of the group at or below the fund
+            assert f"하위 {100.0 * (size - rank + 1) / size:.1f}%에 해당해" in doc["rationale_ko"]
+            assert "상위" not in doc["rationale_ko"]
+        assert len([s for s in sentences(doc["rationale_ko"]) if s.strip()]) == 3  # the prompt asks for 2–3
     assert PACK.reference_solution({"style": "json"}) is None
 
 
@@ -207,3 +214,34 @@ def test_existing_completions_are_scored_from_a_predictions_file(
     assert samples[1]["scores"]["reasoning_quality"] is None  # no facts on that line
     assert samples[1]["scores"]["grade_accuracy"] in (0.0, 0.5)
     assert report["domain_metrics"]["schema_valid_rate"] == 1.0
+
+
+def test_summary_ko_says_하위_for_the_lower_half_and_상위_for_the_upper() -> None:
+    from evaluator.domains.fund.report import build_report
+
+    evaluation = load_evaluation(parse_source("sample?funds=40"))
+    rated = [f for f in evaluation.funds if f.status == "ok"]
+    last = max(rated, key=lambda f: f.peer_percentile)
+    first = min(rated, key=lambda f: f.peer_percentile)
+    n = last.peer_group_size
+    assert last.peer_percentile == pytest.approx(100.0)
+    summary = build_report(last, evaluation.rubric)["summary_ko"]
+    assert f"{n}개 펀드 중 하위 {100.0 / n:.1f}%로 5등급" in summary and "상위 100.0%" not in summary
+    top = build_report(first, evaluation.rubric)["summary_ko"]
+    assert f"펀드 중 상위 {first.peer_percentile:.1f}%로 1등급" in top
+
+
+def test_reference_compares_with_the_percentile_when_the_peer_average_is_missing(
+    train_rows: list[dict[str, Any]],
+) -> None:
+    from evaluator.domains.fund.reasoning import reasoning_breakdown
+    from evaluator.domains.fund.reference import reference_answer
+
+    for row in train_rows[:10]:
+        facts = json.loads(row["facts"])
+        for period_cells in facts["metrics"].values():
+            for cell in period_cells.values():
+                cell["peer_mean"] = None
+        doc = reference_answer(facts)
+        assert "평균" not in doc["rationale_ko"] and "백분위" in doc["rationale_ko"]
+        assert reasoning_breakdown(doc, facts)["score"] >= 0.95, doc["rationale_ko"]

@@ -56,11 +56,18 @@ _DATE = re.compile(r"\d{4}\s*[-./년]\s*\d{1,2}\s*[-./월]\s*\d{1,2}\s*일?")
 DATE_UNITS = ("월", "일")
 _SENTENCE = re.compile(r"(?<!\d)\.|\.(?!\d)|[!?;\n。]")
 _CLAUSE = re.compile(r",|，|、")
+_SAME_PERIOD = re.compile(r"같은 기간|동 ?기간|이 기간|해당 기간")
+"""A sentence that refers back to the previous sentence's window (``같은 기간 변동성은 …``)."""
+_PROMPT_PAIR = re.compile(
+    r"(?P<lead>\d%?\s*)\(\s*(?P<mean>[-−]?\d+(?:\.\d+)?%?)\s*,\s*(?P<pct>\d+(?:\.\d+)?)\s*\)"
+)
+"""The prompt's ``값 (유형 평균, 백분위)`` notation, read as ``값 (평균 … 백분위 …)``."""
 
 INJECTION = re.compile(
     r"ignore (?:all |any |the )?(?:previous|prior|above|earlier)|disregard|system prompt|"
     r"you are now|as an ai|reward|grader|score (?:this|me)|give (?:this|me) (?:a )?(?:full|max|perfect)|"
-    r"<\|im_(?:start|end)\|>|무시하|지시(?:를|는|사항)|지침을|시스템 프롬프트|프롬프트|채점|평가자|"
+    r"<\|im_(?:start|end)\|>|\b(?:system|assistant)\s*:|judge|evaluator|verifier|"
+    r"채점자|검증기|심사자|무시하|지시(?:를|는|사항)|지침을|시스템 프롬프트|프롬프트|채점|평가자|"
     r"만점|최고 점수를|점수를 주|보상(?:을|값을?)\s*(?:주|최대|높)|심사위원",
     re.I,
 )
@@ -97,7 +104,7 @@ class Reading:
     figures: tuple[Figure, ...]
     claims: tuple[Claim, ...]
     grade_mentions: tuple[int, ...]
-    """Grades the rationale concludes (``N등급입니다``, ``N등급으로`` …)."""
+    """Grades the rationale concludes (``N등급입니다``, ``N등급이 적정``, ``등급은 N`` …; not band descriptions)."""
     injection: bool
 
 
@@ -118,13 +125,23 @@ def _subject_pattern(criteria: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[
     return re.compile("|".join(re.escape(w) for w in ordered), re.I), {w.lower(): s for w, s in words.items()}
 
 
-_CONCLUSION = re.compile(
-    r"(?<![0-9.])([1-5])\s*등급\s*(?:으로|입니다|이다|이며|이고|에 해당|을 부여|를 부여|을 받|로 평가|판정|$)"
+_GRADE_MENTION = re.compile(
+    r"(?<![0-9.])([1-5])\s*등급(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))"
 )
+"""``3등급입니다``, ``3등급이 적정합니다``, ``3등급.`` — but not a band's description (``1등급은 상위 10%까지``)."""
+_GRADE_FIELD_TEXT = re.compile(r"등급\s*(?:[:은는]|으로는)\s*([1-5])(?![0-9.%])")
+
+
+def sentences(text: str) -> list[str]:
+    """The rationale cut into sentences (the same cut the figures and claims are read with)."""
+    return _SENTENCE.split(text)
 
 
 def grade_conclusions(text: str) -> tuple[int, ...]:
-    return tuple(int(m.group(1)) for m in _CONCLUSION.finditer(text))
+    """Grades the text concludes, in order: every ``N등급`` that does not describe a band, and ``등급은 N``."""
+    found = [(m.start(), int(m.group(1))) for m in _GRADE_MENTION.finditer(text)]
+    found += [(m.start(), int(m.group(1))) for m in _GRADE_FIELD_TEXT.finditer(text)]
+    return tuple(g for _, g in sorted(found))
 
 
 def _number(match: re.Match[str]) -> tuple[float, int]:
@@ -171,6 +188,8 @@ def read_rationale(text: str, criteria: Mapping[str, str], names: Sequence[str] 
     """
     for name in sorted((n for n in names if n), key=len, reverse=True):
         text = text.replace(name, " " * len(name))
+    text = _GRADE_FIELD_TEXT.sub(r" \1등급", text)  # 등급은 3 → 3등급: a grade, not a figure
+    text = _PROMPT_PAIR.sub(r"\g<lead>(평균 \g<mean> 백분위 \g<pct>)", text)
     return _read(_DATE.sub(lambda m: " " * len(m.group(0)), text), tuple(sorted(criteria.items())))
 
 
@@ -179,8 +198,9 @@ def _read(text: str, criteria: tuple[tuple[str, str], ...]) -> Reading:
     pattern, kinds = _subject_pattern(criteria)
     figures: list[Figure] = []
     claims: list[Claim] = []
+    last_period: str | None = None
     for sentence in _SENTENCE.split(text):
-        period: str | None = None
+        period: str | None = last_period if _SAME_PERIOD.search(sentence) else None
         subject: str | None = None
         for clause in _CLAUSE.split(sentence):
             events: list[tuple[int, int, str, re.Match[str] | None]] = [
@@ -213,6 +233,7 @@ def _read(text: str, criteria: tuple[tuple[str, str], ...]) -> Reading:
                     )
                     qualifier = None
             claims += _claims_in(clause, subjects, carried, period)
+        last_period = period or last_period
     return Reading(
         figures=tuple(figures),
         claims=tuple(claims),

@@ -9,7 +9,7 @@ one-line answer format with a skeleton example. Every figure shown comes from
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evaluator.domains.fund.facts import JUDGEMENTS, RATE_METRICS, metric_label
@@ -37,7 +37,7 @@ def _method_line(rubric: Mapping[str, Any]) -> str:
     return "항목 가중치: " + ", ".join(parts)
 
 
-def _metric_lines(facts: Mapping[str, Any]) -> list[str]:
+def metric_lines(facts: Mapping[str, Any]) -> list[str]:
     periods = list(facts["metrics"])
     metrics: list[str] = []
     for period in periods:
@@ -70,45 +70,71 @@ def judgement_line() -> str:
     return f"항목 판단: 항목 점수(0~100) {', '.join(named)}, 그 미만 {JUDGEMENTS[-1][0]}"
 
 
-def example_answer(rubric: Mapping[str, Any]) -> str:
+EXAMPLE_RATIONALE = (
+    "3년 연환산 수익률 ○○%로 유형 평균 ○○%보다 … 종합 점수 ○○점, 상위 ○○%(하위 절반이면 하위 ○○%)로 3등급입니다."
+)
+
+
+def example_answer(criterion_ids: Iterable[str]) -> str:
     """A skeleton answer: the right shape and keys, no figures to copy."""
     doc = {
         "grade": 3,
         "score": 50.0,
-        "criteria": {c["id"]: {"score": 50.0, "judgement": "보통"} for c in rubric["criteria"]},
-        "rationale_ko": "3년 연환산 수익률 ○○%로 유형 평균 ○○%보다 … 종합 점수 ○○점, 상위 ○○%로 3등급입니다.",
+        "criteria": {cid: {"score": 50.0, "judgement": "보통"} for cid in criterion_ids},
+        "rationale_ko": EXAMPLE_RATIONALE,
     }
     return json.dumps(doc, ensure_ascii=False)
 
 
-def user_prompt(facts: Mapping[str, Any], rubric: Mapping[str, Any]) -> str:
-    """The user turn: facts of one fund, the method and the answer format (Korean)."""
+ANSWER_LINE = (
+    "답변: JSON 객체 하나. grade는 등급(1~5 정수), score는 종합 점수(0~100), criteria는 항목 id별 "
+    "score와 judgement, rationale_ko는 위 수치를 인용한 2~3문장 근거(지표와 기간을 밝히고, 유형 평균이나 "
+    "백분위와 비교해 높은지 낮은지 판단하고, 등급으로 결론). 형식 예:"
+)
+LEGEND_LINE = (
+    "지표: 기간 값 (유형 평균, 백분위). 백분위는 동류 내 순위로 100이 가장 우수 "
+    "(변동성·추적오차는 낮을수록, 최대낙폭은 0에 가까울수록 우수)"
+)
+
+
+def _header(facts: Mapping[str, Any]) -> list[str]:
     name = facts.get("fund_name") or facts["fund_code"]
     company = f", 운용사 {facts['company']}" if facts.get("company") else ""
     history = f", 운용기간 {facts['history_years']:.1f}년" if facts.get("history_years") is not None else ""
-    weights = ", ".join(f"{PERIOD_KO[p]} {w:g}" for p, w in facts["period_weights"].items())
-    lines = [
+    return [
         f"펀드: {name} ({facts['fund_code']}){company}",
         f"유형: {facts['type']} (동류그룹 평가 대상 {facts['peer_group_size']}개), 기준일 {facts['as_of']}{history}",
-        _method_line(rubric),
-        f"기간 가중치: {weights}",
     ]
+
+
+def _tail(facts: Mapping[str, Any]) -> list[str]:
+    """Everything after the qualitative line: legend, metric lines, band table, judgements, format."""
+    return [
+        LEGEND_LINE,
+        *metric_lines(facts),
+        band_line(facts["bands"]),
+        judgement_line(),
+        ANSWER_LINE,
+        example_answer(facts["criteria"]),
+    ]
+
+
+def copyable_text(facts: Mapping[str, Any]) -> str:
+    """The prompt text built from the facts alone (all but the rubric's method line): what a rationale
+    must not copy (:mod:`evaluator.domains.fund.copying`)."""
+    weights = ", ".join(f"{PERIOD_KO[p]} {w:g}" for p, w in facts["period_weights"].items())
+    return "\n".join([SYSTEM_PROMPT, *_header(facts), f"기간 가중치: {weights}", *_tail(facts)])
+
+
+def user_prompt(facts: Mapping[str, Any], rubric: Mapping[str, Any]) -> str:
+    """The user turn: facts of one fund, the method and the answer format (Korean)."""
+    weights = ", ".join(f"{PERIOD_KO[p]} {w:g}" for p, w in facts["period_weights"].items())
+    lines = [*_header(facts), _method_line(rubric), f"기간 가중치: {weights}"]
     if facts.get("qualitative"):
         names = {c["id"]: c["name"] for c in rubric.get("qualitative", {}).get("criteria", [])}
         scores = ", ".join(f"{names.get(k, k)} {v:g}" for k, v in facts["qualitative"].items())
         lines.append(f"정성평가(1~5, 종합 점수의 {facts['qualitative_weight']:g}%): {scores}")
-    lines.append(
-        "지표: 기간 값 (유형 평균, 백분위). 백분위는 동류 내 순위로 100이 가장 우수 "
-        "(변동성·추적오차는 낮을수록, 최대낙폭은 0에 가까울수록 우수)"
-    )
-    lines += _metric_lines(facts)
-    lines.append(band_line(facts["bands"]))
-    lines.append(judgement_line())
-    lines.append(
-        "답변: JSON 객체 하나. grade는 등급(1~5 정수), score는 종합 점수(0~100), criteria는 항목 id별 "
-        "score와 judgement, rationale_ko는 위 수치를 인용한 2~3문장 근거. 형식 예:"
-    )
-    lines.append(example_answer(rubric))
+    lines += _tail(facts)
     return "\n".join(lines)
 
 

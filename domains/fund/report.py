@@ -37,6 +37,19 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
+def bottom_percent(top_percent: float, size: int) -> float:
+    """The "하위" share of a fund ranked ``top_percent`` in a group of ``size``: 100·(size − rank + 1)/size."""
+    return 100.0 - top_percent + (100.0 / size if size else 0.0)
+
+
+def standing_ko(top_percent: float, size: int) -> str:
+    """Where a fund stands in its peer group, in Korean: ``상위 20.0%`` in the upper half, ``하위 20.0%`` below it
+    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``)."""
+    if top_percent <= 50.0:
+        return f"상위 {top_percent:.1f}%"
+    return f"하위 {bottom_percent(top_percent, size):.1f}%"
+
+
 def _who(result: FundResult) -> str:
     return f"{result.fund_name}({result.fund_code})" if result.fund_name else result.fund_code
 
@@ -63,8 +76,9 @@ def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
         return text
     assert period is not None and m is not None
     weights = ", ".join(f"{PERIOD_KO[p]} {w:g}%" for p, w in result.period_weights.items())
+    standing = standing_ko(float(result.peer_percentile or 0.0), int(result.peer_group_size or 0))
     parts = [
-        f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 상위 {result.peer_percentile:.1f}%로 "
+        f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 {standing}로 "
         f"{result.grade_label}입니다.",
         f"종합 점수는 {result.score:.1f}점(100점 만점)이며 기간 가중치는 {weights}입니다.",
         f"최근 {PERIOD_KO[period]} 연환산 수익률 {_pct(m['annualized_return'], True)}, 변동성 {_pct(m['annualized_volatility'])}, "

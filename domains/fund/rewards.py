@@ -7,10 +7,15 @@ grade; ``answer`` when there is no ``grade``, as in scored prediction files) and
   ``evaluation.schema.json``; 0.5 when a valid object sits inside other text; 0.2 when an object parses
   but breaks the schema; 0 when nothing parses.
 * ``grade_accuracy``: 1.0 for the engine's grade, 0.5 one band off, 0 otherwise (strict reading).
-* ``reasoning_quality``: cited figures, direction claims and criterion judgements checked against the
-  engine (:mod:`evaluator.domains.fund.verify`); 0 for a rationale that addresses the grader.
-* ``consistency``: the stated grade agrees with the stated score under the band table, judgements with
-  their own scores, and the rationale with the stated grade and score.
+* ``reasoning_quality`` — the prose only: ``rationale_ko`` reasons from the fund's figures to its grade.
+  Figures count when their sentence names the metric (and window) and the engine agrees; unattributed,
+  wrong or surplus numbers count against; at least one correct 높다/낮다 comparison with the 유형 average
+  or percentile and a concluded grade equal to the answer's are needed for full credit; text copied from
+  the prompt, overlong rationales, non-Korean text and text addressing the grader earn nothing
+  (:mod:`evaluator.domains.fund.reasoning`).
+* ``consistency`` — the structured fields only: the stated grade fits the stated score (and stated top
+  percent) under the peer group's band table, each criterion judgement fits its own score, and the
+  criterion scores and judgements agree with the engine's (:func:`~evaluator.domains.fund.verify.consistency_breakdown`).
 
 The content rewards read the strictly framed answer: prose around the JSON costs them all, not only
 ``json_format``. A row without facts or grade gets None ("not applicable" to TRL).
@@ -25,7 +30,8 @@ from typing import Any
 
 from evaluator.domains.base import RewardFn, completion_text
 from evaluator.domains.fund.answer import read_answer
-from evaluator.domains.fund.verify import consistency_breakdown, reasoning_breakdown
+from evaluator.domains.fund.reasoning import reasoning_breakdown
+from evaluator.domains.fund.verify import consistency_breakdown
 
 REWARD_NAMES = ("json_format", "grade_accuracy", "reasoning_quality", "consistency")
 
@@ -58,10 +64,13 @@ def grade_accuracy_score(text: str, engine_grade: Any) -> float | None:
     return 1.0 if off == 0 else 0.5 if off == 1 else 0.0
 
 
-def reasoning_quality_score(text: str, facts: dict[str, Any] | None) -> float | None:
+def reasoning_quality_score(
+    text: str, facts: dict[str, Any] | None, facts_text: str | None = None
+) -> float | None:
+    """``facts_text``: the row's facts string when at hand (it keys the prompt-overlap cache)."""
     if facts is None:
         return None
-    return float(reasoning_breakdown(read_answer(text).strict, facts)["score"])
+    return float(reasoning_breakdown(read_answer(text).strict, facts, facts_text)["score"])
 
 
 def consistency_score(text: str, facts: dict[str, Any] | None) -> float | None:
@@ -113,9 +122,11 @@ class FundReward:
             answers = _column(kwargs, "answer", n)
             golds = [gold_grade(g, a) for g, a in zip(grades, answers, strict=True)]
             return [grade_accuracy_score(t, g) for t, g in zip(texts, golds, strict=True)]
-        facts = [load_facts(f) if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
-        score = reasoning_quality_score if self.__name__ == "reasoning_quality" else consistency_score
-        return [score(t, f) for t, f in zip(texts, facts, strict=True)]
+        raw = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+        facts = [load_facts(f) if f is not None else None for f in raw]
+        if self.__name__ == "reasoning_quality":
+            return [reasoning_quality_score(t, f, r) for t, f, r in zip(texts, facts, raw, strict=True)]
+        return [consistency_score(t, f) for t, f in zip(texts, facts, strict=True)]
 
 
 def build_reward_functions() -> dict[str, RewardFn]:

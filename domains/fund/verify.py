@@ -1,5 +1,7 @@
 """Checking a model's fund evaluation against the engine's facts: figures, direction claims, criteria, consistency.
 
+The rationale's score built from these checks is :mod:`evaluator.domains.fund.reasoning`.
+
 Tolerance rules (a cited figure "matches" when it is the engine's value rounded to the precision cited,
 with a floor and a ceiling on the slack):
 
@@ -9,7 +11,8 @@ with a floor and a ceiling on the slack):
   ``8.2%`` matches 8.1–8.3 %). A max drawdown may be cited with or without its minus sign.
 * Ratios (샤프, 소르티노, 정보비율 …): half a unit of the last digit, at least 0.01, at most 0.05.
 * Points (scores, percentiles, top percent, weights, 0–100): half a unit of the last digit, 0.1 to 0.5.
-  ``하위 N%`` is read as top percent 100 − N.
+  ``하위 N%`` is the share at or below the fund, 100·(count − rank + 1)/count (``하위 2.2%`` for the last of
+  45); 100 − top percent is accepted too.
 * Counts (``103개``) and ranks (``53위``) must be exact; years (``4.8년``) within 0.05–0.5.
 * A window named in the sentence (``3년``) must hold the figure; with none named any window may.
 
@@ -35,15 +38,13 @@ from evaluator.domains.fund.facts import (
     judgement_for,
     judgements_near,
 )
+from evaluator.domains.fund.report import bottom_percent
 from evaluator.methodology.rubric import METRICS
 
 NEUTRAL_LOW, NEUTRAL_HIGH = 40.0, 60.0
-MIN_FIGURES = 3
-"""A rationale citing fewer figures than this can earn at most (figures matched) / 3 for its figures."""
 CRITERION_SCORE_SLACK = 5.0
 JUDGEMENT_SLACK = 2.0
 SCORE_SLACK = 0.5
-WEIGHTS = {"figures": 0.4, "criteria": 0.3, "claims": 0.3}
 
 Facts = Mapping[str, Any]
 
@@ -143,7 +144,8 @@ def check_figure(fig: Figure, facts: Facts) -> bool | None:
     if fig.qualifier == "top":
         return points_match(fig, [facts["peer_percentile"], *(b["top_percent"] for b in facts["bands"])])
     if fig.qualifier == "bottom":
-        return points_match(fig, [100.0 - facts["peer_percentile"]])
+        top, size = facts["peer_percentile"], facts["peer_group_size"]
+        return points_match(fig, [bottom_percent(top, size), 100.0 - top])
     if fig.qualifier == "weight":
         return points_match(fig, _headline_points(facts))
     if fig.unit == "점":
@@ -252,45 +254,9 @@ def criteria_agreement(stated: Any, facts: Facts) -> float:
     return total / len(keys)
 
 
-def reasoning_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str, Any]:
-    """reasoning_quality and its parts: figures matched, claims agreeing, criteria agreeing."""
-    reading = reading_of(obj, facts)
-    if obj is None or reading is None:
-        return {"score": 0.0, "reason": "no rationale_ko to check"}
-    if reading.injection:
-        return {
-            "score": 0.0,
-            "reason": "the rationale addresses the grader instead of the fund",
-            "injection": True,
-        }
-    seen: dict[tuple[Any, ...], bool] = {}
-    for fig in reading.figures:
-        key = (fig.subject, fig.qualifier, fig.period, fig.unit, round(fig.value, 6))
-        verdict = check_figure(fig, facts)
-        if verdict is not None and key not in seen:
-            seen[key] = verdict
-    wrong_figures = [k for k, ok in seen.items() if not ok]
-    claims = [(c, check_claim(c, facts)) for c in reading.claims]
-    claim_results = [ok for _, ok in claims if ok is not None]
-    parts: dict[str, float] = {
-        "figures": sum(seen.values()) / max(len(seen), MIN_FIGURES),
-        "criteria": criteria_agreement(obj.get("criteria"), facts),
-    }
-    if claim_results:
-        parts["claims"] = sum(claim_results) / len(claim_results)
-    weight = sum(WEIGHTS[k] for k in parts)
-    score = sum(WEIGHTS[k] * v for k, v in parts.items()) / weight
-    return {
-        "score": round(score, 6),
-        "parts": parts,
-        "figures_cited": len(seen),
-        "figures_wrong": [f"{k[0] or '-'} {k[4]:g}{k[3]}" for k in wrong_figures],
-        "claims_wrong": [c.text for c, ok in claims if ok is False],
-    }
-
-
 def consistency_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[str, Any]:
-    """consistency and its parts: grade vs score under the band table, judgements vs own scores, narrative."""
+    """consistency and its parts: the structured fields (grade, score, percentile, criteria) fit together
+    under the band table and agree with the engine's criterion breakdown. The rationale is not read here."""
     if not isinstance(obj, Mapping):
         return {"score": 0.0, "reason": "no answer object"}
     grade, score = strict_grade(obj), obj.get("score")
@@ -310,19 +276,9 @@ def consistency_breakdown(obj: Mapping[str, Any] | None, facts: Facts) -> dict[s
         if isinstance(e, Mapping) and _finite(e.get("score"))
     ]
     parts["criteria_judgements"] = sum(judged) / len(entries) if entries else 0.0
+    parts["criteria_vs_engine"] = criteria_agreement(stated, facts)
     top = obj.get("peer_percentile")
     if _finite(top):
         near = {grade_for_top_percent(float(top) + d, bands) for d in (-SCORE_SLACK, 0.0, SCORE_SLACK)}
         parts["grade_vs_top_percent"] = float(grade in near)
-    reading = reading_of(obj, facts)
-    if reading is not None:
-        if reading.grade_mentions:
-            parts["rationale_grade"] = float(all(g == grade for g in reading.grade_mentions))
-        cited = [
-            f
-            for f in reading.figures
-            if f.subject == "overall" and f.unit in ("점", "") and f.qualifier is None
-        ]
-        if cited and _finite(score):
-            parts["rationale_score"] = sum(points_match(f, [float(score)]) for f in cited) / len(cited)
     return {"score": round(sum(parts.values()) / len(parts), 6), "parts": parts}
