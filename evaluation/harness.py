@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import BACKENDS, Generator, chat_template_kwargs_for, check_generation_args
+from evaluator.evaluation.generate import BACKENDS, Generator, check_generation_args
 from evaluator.evaluation.report import (
     REPORT_NAME,
     SAMPLES_NAME,
@@ -27,6 +27,7 @@ from evaluator.evaluation.report import (
 )
 from evaluator.evaluation.scoring import score_rows
 from evaluator.methodology.outputs import append_jsonl, prepare_output_dir
+from evaluator.training.chat_format import template_kwargs_for
 
 PARTIAL_NAME = "generations.partial.jsonl"
 
@@ -94,7 +95,7 @@ def evaluate(
         generator = Generator.load(
             model, adapter=adapter, quantize=quantize, device=device, backend=backend, seed=seed
         )
-    template_kwargs = chat_template_kwargs_for(generator.tokenizer, style, pack_obj)
+    template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
 
     partial = out / PARTIAL_NAME if out is not None else None
     if partial is not None:
