@@ -81,6 +81,10 @@ def evaluate(
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
     if generator is None and backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if generator is None and model is not None:
+        from evaluator.training.models import model_source
+
+        model_source(model)  # a missing folder or an unreachable hub fails now, before any data is built
     out = prepare_output_dir(out_dir, force=force) if out_dir is not None else None
     if dataset is None:
         dataset = pack_obj.dataset(data, split, style=style, language=language, limit=limit, seed=seed)

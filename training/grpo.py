@@ -27,6 +27,7 @@ from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.run_setup import (
     TrainingError,
+    check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
@@ -128,6 +129,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
+    check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     out = prepare_run_dir(cfg)
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(

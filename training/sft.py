@@ -18,6 +18,7 @@ from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.run_setup import (
     TrainingError,
+    check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
@@ -67,6 +68,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
+    check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     style = pack.check_style(cfg.style)
     out = prepare_run_dir(cfg)
     dataset = sft_dataset(pack, cfg, style)  # before loading: a pack without references fails fast

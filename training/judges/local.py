@@ -69,7 +69,7 @@ class LocalJudge:
             from evaluator.training.models import load_model
 
             model, tokenizer, _ = load_model(
-                spec.model, quantize=spec.quantize, for_training=False, role="judge model"
+                spec.model, quantize=spec.quantize, for_training=False, role="judge model", flag="the judge's model:"
             )
         model.eval()
         model.requires_grad_(False)
