@@ -175,3 +175,21 @@ def test_sft_grpo_with_local_judge_and_eval_run_under_each_template(
                       style=style, out_dir=tmp_path / "eval")  # fmt: skip
     generation = report["generation"]
     assert {k: generation[k] for k in ("fold_system_into_user", "chat_template_kwargs")} == expected_record(kind, style)
+
+
+@pytest.mark.slow
+def test_fund_evaluate_with_a_model_whose_template_refuses_the_system_role(
+    template_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from conftest import run_cli
+
+    out = tmp_path / "reports"
+    result = run_cli(
+        "fund", "evaluate", "--sample", "--sample-funds", "20", "--model", str(template_models["gemma2"]),
+        "--max-new-tokens", "4", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    block = json.loads((out / "summary.json").read_text(encoding="utf-8"))["model_evaluation"]
+    assert block["funds_evaluated"] > 0 and "got no model answer" not in result.output
+    generation = block["generation"]
+    assert generation["fold_system_into_user"] is True and generation["chat_template_kwargs"] == {}
