@@ -246,3 +246,14 @@ def test_folding_a_dataset_changes_only_the_prompt_column(toks: dict[str, Any]) 
         ]
         assert {k: v for k, v in after.items() if k != "prompt"} == {k: v for k, v in before.items() if k != "prompt"}
     assert fold_dataset(data, chat_format(toks["chatml"], "xml", GSM8K)) is data
+
+
+def test_model_presets_says_what_happens_to_each_template() -> None:
+    from conftest import run_cli
+
+    result = run_cli("model", "presets")
+    flat = " ".join(result.output.split())  # wrapped cells continue on the next lines
+    assert "atomicgpt-gemma2-9b KAERI-MLP/AtomicGPT-gemma2-9B gemma2 system prompt folded into user turn" in flat
+    for size, hub in (("0.6b", "0.6B"), ("1.7b", "1.7B"), ("4b", "4B"), ("8b", "8B"), ("14b", "14B")):
+        assert f"qwen3-{size} Qwen/Qwen3-{hub} qwen3 thinking off (on for qwen3-think)" in flat
+    assert "gpt-oss-20b openai/gpt-oss-20b gpt_oss - tiny tiny qwen3 -" in flat

@@ -44,7 +44,11 @@ def register(app: typer.Typer) -> None:
 
         from evaluator.training.presets import PRESETS
 
-        table = Table("preset", "hub id", "family", "chat template (handled automatically)", box=None)
+        table = Table(box=None, caption="chat templates are handled automatically (see README)")
+        table.add_column("preset", no_wrap=True)
+        table.add_column("hub id", no_wrap=True)
+        table.add_column("family", no_wrap=True)
+        table.add_column("chat template")
         for p in PRESETS.values():
             table.add_row(p.name, p.hub_id, p.family, p.chat_template_note or "-")
         console.print(table)
