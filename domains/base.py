@@ -53,6 +53,9 @@ class DomainPack(ABC):
     styles: tuple[str, ...] = ()
     primary_reward: str = "correctness"
     """The reward whose score of 1.0 means "correct" in evaluation reports."""
+    thinking_styles: tuple[str, ...] = ()
+    """Styles meant to think in the model's own thinking mode: a chat template that reads ``enable_thinking``
+    (Qwen3) gets ``True`` for these and ``False`` for every other style."""
 
     @abstractmethod
     def rubric(self) -> dict[str, Any]:
@@ -119,6 +122,13 @@ class DomainPack(ABC):
         extracted = strict if extract == "strict" else self.extract(completion, style=style, mode="flexible")
         correct = self.is_correct(extracted, row)
         return Verdict(extracted=extracted, correct=correct, format_ok=strict is not None, scores=scores)
+
+    def chat_template_kwargs(self, style: str | None) -> dict[str, Any] | None:
+        """Extra chat-template arguments for ``style`` that override the default thinking switch; None = default.
+
+        Applied only by the one rendering rule (``evaluator.training.chat_format``), for every caller alike.
+        """
+        return None
 
     def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
         """Domain-specific figures for an evaluation report (none by default)."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.training.chat_format import ChatFormat, refuses_system_role, template_kwargs_for
+
 Prompt = Sequence[Mapping[str, Any]] | str
 """A conversational prompt (chat messages) or an already rendered prompt string."""
 
@@ -45,18 +47,11 @@ class Generations:
 
 
 def chat_template_kwargs_for(tokenizer: Any, style: str | None, pack: Any = None) -> dict[str, Any]:
-    """Extra chat-template arguments for a prompt style.
+    """Extra chat-template arguments for a prompt style: the thinking switch, or the pack's own override.
 
-    A pack may say exactly (``pack.chat_template_kwargs(style)``); otherwise the Qwen3 thinking style
-    asks for ``enable_thinking=True``, and only when the template actually reads that flag.
+    The rule lives in :mod:`evaluator.training.chat_format`, shared with training and the judge.
     """
-    hook = getattr(pack, "chat_template_kwargs", None)
-    if callable(hook):
-        return dict(hook(style) or {})
-    template = getattr(tokenizer, "chat_template", None) or ""
-    if style == "qwen3-think" and isinstance(template, str) and "enable_thinking" in template:
-        return {"enable_thinking": True}
-    return {}
+    return template_kwargs_for(tokenizer, style, pack)
 
 
 def adapter_tokenizer_dir(adapter: str | os.PathLike[str] | None) -> Path | None:
@@ -132,16 +127,16 @@ class Generator:
         return cls(mdl, tok, info=info)
 
     # ---- prompts ------------------------------------------------------------------------------
+    def chat_format(self, chat_template_kwargs: Mapping[str, Any] | None = None) -> ChatFormat:
+        """How this tokenizer renders prompts: system folding (decided by its template) and these arguments."""
+        return ChatFormat(refuses_system_role(self.tokenizer), dict(chat_template_kwargs or {}))
+
     def render(self, prompt: Prompt, chat_template_kwargs: Mapping[str, Any] | None = None) -> str:
-        """The exact text the model sees: the chat template with the assistant turn opened."""
-        if isinstance(prompt, str):
-            return prompt
-        return self.tokenizer.apply_chat_template(
-            [dict(m) for m in prompt],
-            add_generation_prompt=True,
-            tokenize=False,
-            **dict(chat_template_kwargs or {}),
-        )
+        """The exact text the model sees: the chat template with the assistant turn opened.
+
+        A template that refuses the system role gets the system text folded into the first user turn.
+        """
+        return self.chat_format(chat_template_kwargs).render(self.tokenizer, prompt)
 
     def eos_token_ids(self) -> list[int]:
         """Every token that ends a completion: the model's generation eos ids plus the tokenizer's."""
@@ -180,7 +175,7 @@ class Generator:
             "padding_side": "left",
             "eos_token_ids": self.eos_token_ids(),
             "pad_token_id": self.tokenizer.pad_token_id,
-            "chat_template_kwargs": dict(chat_template_kwargs or {}),
+            **self.chat_format(chat_template_kwargs).record(),
         }
 
     # ---- generation ---------------------------------------------------------------------------

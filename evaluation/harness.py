@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import BACKENDS, Generator, chat_template_kwargs_for, check_generation_args
+from evaluator.evaluation.generate import BACKENDS, Generator, check_generation_args
 from evaluator.evaluation.report import (
     REPORT_NAME,
     SAMPLES_NAME,
@@ -27,6 +27,7 @@ from evaluator.evaluation.report import (
 )
 from evaluator.evaluation.scoring import score_rows
 from evaluator.methodology.outputs import append_jsonl, prepare_output_dir
+from evaluator.training.chat_format import template_kwargs_for
 
 PARTIAL_NAME = "generations.partial.jsonl"
 
@@ -80,6 +81,10 @@ def evaluate(
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
     if generator is None and backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if generator is None and model is not None:
+        from evaluator.training.models import model_source
+
+        model_source(model)  # a missing folder or an unreachable hub fails now, before any data is built
     out = prepare_output_dir(out_dir, force=force) if out_dir is not None else None
     if dataset is None:
         dataset = pack_obj.dataset(data, split, style=style, language=language, limit=limit, seed=seed)
@@ -94,7 +99,7 @@ def evaluate(
         generator = Generator.load(
             model, adapter=adapter, quantize=quantize, device=device, backend=backend, seed=seed
         )
-    template_kwargs = chat_template_kwargs_for(generator.tokenizer, style, pack_obj)
+    template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
 
     partial = out / PARTIAL_NAME if out is not None else None
     if partial is not None:

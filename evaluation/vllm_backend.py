@@ -60,10 +60,10 @@ class VLLMGenerator(Generator):
         from vllm import LLM
         from vllm.lora.request import LoRARequest
 
-        from evaluator.training.models import resolve_model_path
+        from evaluator.training.models import model_source
 
         t0 = time.perf_counter()
-        path, _ = resolve_model_path(model)
+        path = model_source(model)[0].path  # a missing folder or an unreachable hub: one clear message
         kwargs: dict[str, Any] = {"model": path, "seed": seed}
         if quantize == "4bit":
             kwargs["quantization"] = "bitsandbytes"

@@ -85,3 +85,12 @@ def tiny_grpo_run(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
     )
     assert result.exit_code == 0, result.output
     return out
+
+
+@pytest.fixture(scope="session")
+def template_models(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The tiny model under three chat templates: Gemma 2 (refuses system), Qwen3 (thinking switch), ChatML."""
+    from chat_templates import TEMPLATES, tiny_with_template
+
+    root = tmp_path_factory.mktemp("templates")
+    return {kind: tiny_with_template(tiny_model_dir, root / f"tiny-{kind}", kind) for kind in TEMPLATES}

@@ -22,10 +22,12 @@ from evaluator.training.callbacks import (
     SaveLastStep,
     StepTimer,
 )
+from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.run_setup import (
     TrainingError,
+    check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
@@ -100,7 +102,8 @@ def _trainer_class() -> type:
     return EvaluatorGRPOTrainer
 
 
-def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) -> Any:
+def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
+    """TRL's GRPOConfig; the chat format's template arguments reach TRL, which renders the prompts itself."""
     from trl import GRPOConfig
 
     return GRPOConfig(
@@ -116,6 +119,7 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float]) ->
         top_p=cfg.top_p,
         reward_weights=weights,
         log_completions=False,
+        chat_template_kwargs=dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
     )
 
 
@@ -125,6 +129,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
+    check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     out = prepare_run_dir(cfg)
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(
@@ -140,11 +145,18 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
         names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
 
     policy = load_policy(cfg)
+    fmt = chat_format(policy.tokenizer, style, pack)
+    dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
     warn_if_plan_exceeds(cfg, policy.precision, console)
     save_config(
         cfg,
         out / "run_config.yaml",
-        resolved={**policy.resolved(), "style": style, "rewards": dict(zip(names, weights, strict=True))},
+        resolved={
+            **policy.resolved(),
+            "style": style,
+            "chat_format": fmt.record(),
+            "rewards": dict(zip(names, weights, strict=True)),
+        },
     )
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
@@ -156,7 +168,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     trainer = trainer_cls(
         model=policy.model,
         reward_funcs=funcs,
-        args=grpo_args(cfg, out, policy, weights),
+        args=grpo_args(cfg, out, policy, weights, fmt),
         train_dataset=dataset,
         processing_class=policy.tokenizer,
         callbacks=callbacks,

@@ -256,21 +256,18 @@ def plan_document(
 
 
 def longest_prompt_tokens(cfg: Any) -> int:
-    """Longest prompt of the run's dataset in the model's own tokens (chat template applied).
+    """Longest prompt of the run's dataset in the model's own tokens, rendered exactly as training renders it
+    (chat template, system folding and thinking switch from :mod:`evaluator.training.chat_format`).
 
     Loads the dataset and tokenizer, so it is for benchmarks and explicit checks, not the planner's default.
     """
     from evaluator.domains.registry import get_pack
+    from evaluator.training.chat_format import chat_format
     from evaluator.training.models import load_tokenizer
 
     tok = load_tokenizer(cfg.model)
     pack = get_pack(cfg.domain)
-    ds = pack.dataset(cfg.data, cfg.split, style=pack.check_style(cfg.style), limit=cfg.limit, seed=cfg.seed)
-    return max(
-        len(
-            tok.apply_chat_template(
-                row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=True
-            )["input_ids"]
-        )
-        for row in ds
-    )
+    style = pack.check_style(cfg.style)
+    fmt = chat_format(tok, style, pack)
+    ds = pack.dataset(cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed)
+    return max(len(tok(fmt.render(tok, row["prompt"]), add_special_tokens=False)["input_ids"]) for row in ds)

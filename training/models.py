@@ -1,4 +1,8 @@
-"""Loading a student (or judge) model: presets, the offline ``tiny`` model, 4-bit NF4, devices, dtypes."""
+"""Loading a student (or judge) model: presets, the offline ``tiny`` model, 4-bit NF4, devices, dtypes.
+
+Names are looked up locally first (:mod:`evaluator.training.model_source`): a folder, then the Hugging Face
+cache, and only then the hub, so an offline machine gets one clear message instead of a retrying traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.training.model_source import ModelNotAvailable, ModelSource, locate
 from evaluator.training.presets import resolve_preset
 from evaluator.training.tiny_model import DEMO_SPEC, TinySpec, build_tiny
 
@@ -45,6 +50,28 @@ def resolve_model_path(model: str) -> tuple[str, str | None]:
     if preset:
         return preset.hub_id, preset.attn_implementation
     return model, None
+
+
+def model_source(
+    model: str, *, role: str = "model", flag: str = "--model", need: str = "config.json"
+) -> tuple[ModelSource, str | None]:
+    """Where to load ``model`` from (raising :class:`ModelNotAvailable` when nowhere), plus attention impl."""
+    if model.lower() in TINY_NAMES:
+        return ModelSource(name=model, path=str(ensure_tiny(model.lower()))), None
+    preset = resolve_preset(model)
+    if preset:
+        return locate(model, preset.hub_id, role=role, flag=flag, need=need), preset.attn_implementation
+    return locate(model, role=role, flag=flag, need=need), None
+
+
+def _from_pretrained(loader: Any, src: ModelSource, role: str, **kwargs: Any) -> Any:
+    """``loader.from_pretrained`` with the source's cache arguments; a load failure becomes one clear message."""
+    try:
+        return loader.from_pretrained(src.path, **src.load_kwargs(), **kwargs)
+    except OSError as exc:
+        where = f"its Hugging Face cache folder {src.path}" if src.cached else src.path
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelNotAvailable(f"could not load {role} {src.name} from {where}: {first}") from exc
 
 
 @dataclass(frozen=True)
@@ -102,24 +129,27 @@ def disable_cpu_4bit_repack(model: Any) -> int:
     return n
 
 
-def load_tokenizer(model: str) -> Any:
+def load_tokenizer(model: str, *, role: str = "model", flag: str = "--model") -> Any:
     from transformers import AutoTokenizer
 
-    path, _ = resolve_model_path(model)
-    tok = AutoTokenizer.from_pretrained(path)
+    src, _ = model_source(model, role=role, flag=flag, need="tokenizer_config.json")
+    tok = _from_pretrained(AutoTokenizer, src, f"{role} tokenizer")
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return tok
 
 
 def load_model(model: str, *, quantize: str | None = None, device: str | None = None,
-               for_training: bool = True) -> tuple[Any, Any, Precision]:
-    """Load (model, tokenizer, precision). 4-bit models get the CPU repack workaround applied."""
+               for_training: bool = True, role: str = "model", flag: str = "--model") -> tuple[Any, Any, Precision]:
+    """Load (model, tokenizer, precision). 4-bit models get the CPU repack workaround applied.
+
+    ``role`` and ``flag`` name the model in messages ("judge model", "--init-from" …).
+    """
     import torch
     from transformers import AutoModelForCausalLM
 
     precision = resolve_precision(quantize, device)
-    path, attn = resolve_model_path(model)
+    src, attn = model_source(model, role=role, flag=flag)
     kwargs: dict[str, Any] = {"dtype": getattr(torch, precision.dtype_name)}
     if attn:
         kwargs["attn_implementation"] = attn
@@ -128,10 +158,10 @@ def load_model(model: str, *, quantize: str | None = None, device: str | None = 
         kwargs["device_map"] = {"": 0} if precision.device == "cuda" else "cpu"
     elif precision.device == "cuda":
         kwargs["device_map"] = {"": 0}
-    mdl = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    mdl = _from_pretrained(AutoModelForCausalLM, src, role, **kwargs)
     if precision.quantize_4bit:
         disable_cpu_4bit_repack(mdl)
     if for_training:
         mdl.train()
-    tok = load_tokenizer(model)
+    tok = load_tokenizer(model, role=role, flag=flag)
     return mdl, tok, precision

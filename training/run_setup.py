@@ -77,16 +77,40 @@ def full_model_dir(path: Path) -> Path | None:
     return None
 
 
+def starting_model(cfg: TrainConfig) -> tuple[str, TrainConfig, str, str]:
+    """(model to load, config, its role and flag for messages): ``init_from`` full weights replace ``model``.
+
+    Checks only what is on disk or reachable (no weights are read), so a run can refuse early.
+    """
+    base, role, flag = cfg.model, "model", "--model"
+    if cfg.init_from:
+        start = Path(cfg.init_from).expanduser()
+        if not start.is_dir():
+            raise TrainingError(
+                f"--init-from folder {cfg.init_from} does not exist (looked for {start.absolute()}); pass the "
+                "output folder of an `evaluator sft` or `evaluator train` run, or its final/"
+            )
+        if (full := full_model_dir(start)) is not None:
+            base, cfg, role, flag = str(full), cfg.replace(init_from=None), "--init-from model", "--init-from"
+    return base, cfg, role, flag
+
+
+def check_model_available(cfg: TrainConfig) -> None:
+    """Fail within seconds, before a run folder or dataset is made, when the model cannot be loaded here."""
+    from evaluator.training.models import model_source
+
+    base, _, role, flag = starting_model(cfg)
+    model_source(base, role=role, flag=flag)
+
+
 def load_policy(cfg: TrainConfig) -> LoadedPolicy:
     """Load the student with the run's precision, then wrap it with a (new or initial) LoRA adapter.
 
     ``init_from`` may name an adapter (continued as the trainable adapter) or a full fine-tune's weights
     (loaded as the starting model instead of ``model``).
     """
-    base = cfg.model
-    if cfg.init_from and (full := full_model_dir(Path(cfg.init_from))) is not None:
-        base, cfg = str(full), cfg.replace(init_from=None)
-    model, tokenizer, precision = load_model(base, quantize=cfg.quantize, for_training=True)
+    base, cfg, role, flag = starting_model(cfg)
+    model, tokenizer, precision = load_model(base, quantize=cfg.quantize, for_training=True, role=role, flag=flag)
     cuda = precision.device == "cuda"
     gc = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
     optim = cfg.optim or ("paged_adamw_8bit" if cuda else "adamw_torch")

@@ -14,9 +14,11 @@ from evaluator.domains.base import DomainPack
 from evaluator.domains.registry import get_pack
 from evaluator.methodology.outputs import atomic_write_json
 from evaluator.training.callbacks import MetricsLogger, RichProgress, SaveLastStep, StepTimer
+from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.run_setup import (
     TrainingError,
+    check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
@@ -27,8 +29,8 @@ from evaluator.training.run_setup import (
 SFT_DEFAULT_LR = 2e-4
 
 
-def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str) -> Any:
-    """Prompt-completion pairs (conversational) from the pack's reference solutions."""
+def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str, fmt: ChatFormat | None = None) -> Any:
+    """Prompt-completion pairs (conversational) from the pack's reference solutions, in ``fmt`` when given."""
     data = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
     )
@@ -42,7 +44,20 @@ def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str) -> Any:
     def to_pair(row: dict[str, Any]) -> dict[str, Any]:
         return {"completion": [{"role": "assistant", "content": pack.reference_solution(row, style=style)}]}
 
-    return data.map(to_pair)
+    data = data.map(to_pair)
+    return with_chat_format(data, fmt) if fmt is not None else data
+
+
+def with_chat_format(data: Any, fmt: ChatFormat) -> Any:
+    """Prompts folded where the template needs it; the template arguments in TRL's per-row column.
+
+    SFTTrainer renders the rows itself and reads extra template arguments only from a
+    ``chat_template_kwargs`` column, so that is where the thinking switch goes.
+    """
+    if fmt.template_kwargs:
+        kwargs = dict(fmt.template_kwargs)
+        data = data.map(lambda _row: {"chat_template_kwargs": kwargs})
+    return fold_dataset(data, fmt)
 
 
 def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
@@ -53,11 +68,18 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
+    check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     style = pack.check_style(cfg.style)
     out = prepare_run_dir(cfg)
-    dataset = sft_dataset(pack, cfg, style)
+    dataset = sft_dataset(pack, cfg, style)  # before loading: a pack without references fails fast
     policy = load_policy(cfg)
-    save_config(cfg, out / "run_config.yaml", resolved={**policy.resolved(), "style": style, "kind": "sft"})
+    fmt = chat_format(policy.tokenizer, style, pack)
+    dataset = with_chat_format(dataset, fmt)
+    save_config(
+        cfg,
+        out / "run_config.yaml",
+        resolved={**policy.resolved(), "style": style, "kind": "sft", "chat_format": fmt.record()},
+    )
     args = SFTConfig(**trainer_kwargs(cfg, out, policy), max_length=cfg.max_seq_length)
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)

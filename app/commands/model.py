@@ -39,8 +39,16 @@ def register(app: typer.Typer) -> None:
 
     @model.command("presets")
     def presets_cmd() -> None:
-        """List the model presets and their hub ids."""
+        """List the model presets, their hub ids, and what happens to their chat template (automatically)."""
+        from rich.table import Table
+
         from evaluator.training.presets import PRESETS
 
+        table = Table(box=None, caption="chat templates are handled automatically (see README)")
+        table.add_column("preset", no_wrap=True)
+        table.add_column("hub id", no_wrap=True)
+        table.add_column("family", no_wrap=True)
+        table.add_column("chat template")
         for p in PRESETS.values():
-            console.print(f"{p.name:22} {p.hub_id:36} {p.family}")
+            table.add_row(p.name, p.hub_id, p.family, p.chat_template_note or "-")
+        console.print(table)

@@ -46,8 +46,7 @@ def register(app: typer.Typer) -> None:
         from evaluator.domains.base import PackError
         from evaluator.methodology.outputs import OutputExistsError
         from evaluator.training.config import ConfigError, load_config
-        from evaluator.training.run_setup import TrainingError
-        from evaluator.training.sft import SFT_DEFAULT_LR, sft
+        from evaluator.training.run_setup import TrainingError, check_model_available
 
         overrides = {
             "domain": domain,
@@ -76,6 +75,9 @@ def register(app: typer.Typer) -> None:
         }
         try:
             cfg = load_config(config, overrides)
+            check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
+            from evaluator.training.sft import SFT_DEFAULT_LR, sft
+
             if learning_rate is not None or not config:
                 cfg = cfg.replace(learning_rate=learning_rate or SFT_DEFAULT_LR)
             summary = sft(cfg, console=console)

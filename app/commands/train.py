@@ -30,12 +30,14 @@ def run_training(overrides: dict, config: Path | None) -> dict:
     from evaluator.domains.base import PackError
     from evaluator.methodology.outputs import OutputExistsError
     from evaluator.training.config import ConfigError, load_config
-    from evaluator.training.grpo import train
     from evaluator.training.oom import TrainingOOM
-    from evaluator.training.run_setup import TrainingError
+    from evaluator.training.run_setup import TrainingError, check_model_available
 
     try:
         cfg = load_config(config, overrides)
+        check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
+        from evaluator.training.grpo import train
+
         return train(cfg, console=console)
     except (ConfigError, PackError, OutputExistsError, TrainingError, TrainingOOM, FileNotFoundError) as exc:
         fail(str(exc))

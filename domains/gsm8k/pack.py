@@ -47,6 +47,7 @@ class GSM8KPack(DomainPack):
     description = "Grade-school math word problems (GSM8K): one numeric answer in a fixed output format."
     styles = STYLE_NAMES
     primary_reward = "correctness"
+    thinking_styles = ("qwen3-think",)
 
     def rubric(self) -> dict[str, Any]:
         return copy.deepcopy(load_rubric())

@@ -1,7 +1,9 @@
 """A judge model loaded beside the student (same device, optionally 4-bit), judging a group per batched generate.
 
 Generation is greedy unless a temperature is set, without gradients, left-padded, through the judge
-tokenizer's chat template (Qwen3's thinking is switched off: a judge must answer within its token budget).
+tokenizer's chat template, rendered by the shared rule (:mod:`evaluator.training.chat_format`): Qwen3's thinking is
+switched off (a judge must answer within its token budget) and a template that refuses the system role
+gets the judge's instructions folded into the user turn.
 ``prefill`` starts the answer with ``{"score": `` and lets the first generated token be only a digit of
 the scale, the next only the end of the number: with small judges this turns "no parsable answer" into
 a score read from the model's own next-token preference among the scale's digits; the feedback follows.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from evaluator.training.chat_format import chat_format
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.outcome import JudgeOutcome
 from evaluator.training.judges.parse import JudgeParseError, parse_judgement
@@ -65,13 +68,16 @@ class LocalJudge:
         if model is None or tokenizer is None:
             from evaluator.training.models import load_model
 
-            model, tokenizer, _ = load_model(spec.model, quantize=spec.quantize, for_training=False)
+            model, tokenizer, _ = load_model(
+                spec.model, quantize=spec.quantize, for_training=False, role="judge model", flag="the judge's model:"
+            )
         model.eval()
         model.requires_grad_(False)
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.model, self.tokenizer = model, tokenizer
+        self.chat_format = chat_format(tokenizer)  # a judge has no style: one that does not think
         self.memory_bytes = module_bytes(model)
         self.max_positions = getattr(getattr(model, "config", None), "max_position_embeddings", None)
         self._constraint: list[list[int]] = []
@@ -83,9 +89,7 @@ class LocalJudge:
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt text the judge sees, ending with the assistant turn (and the prefill when on)."""
-        text = self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True, enable_thinking=False
-        )
+        text = self.chat_format.render(self.tokenizer, messages)
         return text + (PREFILL if self.spec.prefill else "")
 
     def judge(self, prompts: list[list[dict[str, str]]]) -> list[JudgeOutcome]:
