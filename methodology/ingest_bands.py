@@ -1,0 +1,165 @@
+"""Grade bands in every common form: shares, cumulative ranges, a cumulative column, or sentences.
+
+``10 / 22.5 / 35 / 22.5 / 10``; ``상위 10% 초과 30% 이내``; ``상위 90% 초과``; a ``누적 상위(%)`` column;
+``상위 10%는 1등급, 다음 22.5%는 2등급 …``; ``top 10%``, ``next 22.5%``, ``bottom 10%``. Each band is read
+as a share or as a cumulative bound, then turned into shares; a mix that does not reach 100 is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evaluator.methodology.ingest_findings import Findings
+from evaluator.methodology.ingest_lexicon import HEADER_WORDS, is_total
+from evaluator.methodology.ingest_tables import Sentence, Table
+from evaluator.methodology.ingest_text import compact
+
+_GRADE = re.compile(r"(?<![\d.])([1-5])\s*(?:등급|grade)|(?:grade|등급)\s*([1-5])(?![\d.])", re.IGNORECASE)
+_PCT = r"(\d+(?:\.\d+)?)\s*%?"
+_RANGE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above|超)\s*(?:~|-|–)?\s*(?:상위)?\s*{_PCT}\s*(?:이내|이하|까지|up\s*to)?", re.I)
+_ABOVE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above)", re.I)
+_TOP = re.compile(rf"(?:상위|top)\s*{_PCT}", re.I)
+_SHARE = re.compile(rf"(?:다음|그다음|나머지|하위|next|remaining|bottom)?\s*(\d+(?:\.\d+)?)\s*%", re.I)
+
+
+def _bound(clause: str) -> tuple[str, float, float | None] | None:
+    """('range', low, high) | ('cum', high, None) | ('above', low, None) | ('share', x, None)."""
+    c = clause.replace(" ", "")
+    m = _RANGE.search(c)
+    if m:
+        return ("range", float(m.group(1)), float(m.group(2)))
+    m = _ABOVE.search(c)
+    if m:
+        return ("above", float(m.group(1)), None)
+    m = _TOP.search(c)
+    if m:
+        return ("cum", float(m.group(1)), None)
+    m = _SHARE.search(c)
+    if m:
+        return ("share", float(m.group(1)), None)
+    return None
+
+
+def _to_shares(marks: dict[int, tuple[str, float, float | None]]) -> list[float] | str:
+    shares: list[float] = []
+    cum = 0.0
+    for g in range(1, 6):
+        kind, a, b = marks[g]
+        if kind == "share":
+            share = a
+        elif kind == "cum":
+            share = a - cum
+        elif kind == "range":
+            if abs(a - cum) > 1e-9:
+                return f"{g}등급 starts at 상위 {a:g}% but the band above ends at {cum:g}%"
+            share = b - a  # type: ignore[operator]
+        else:  # above: the rest
+            if abs(a - cum) > 1e-9:
+                return f"{g}등급 starts at 상위 {a:g}% but the band above ends at {cum:g}%"
+            share = 100.0 - cum
+        if share <= 0:
+            return f"{g}등급 would have a share of {share:g}%"
+        shares.append(share)
+        cum += share
+    return shares
+
+
+def _grade_col(t: Table) -> int | None:
+    for i, h in enumerate(t.header):
+        if compact(h) in HEADER_WORDS["grade"] or re.fullmatch(r"(평가)?등급|grade|rating", compact(h)):
+            return i
+    return None
+
+
+def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None]], dict[int, str]] | None:
+    col = _grade_col(t)
+    if col is None:
+        return None
+    heads = [compact(h) for h in t.header]
+    cum_cols = [i for i, h in enumerate(heads) if any(w in h for w in HEADER_WORDS["band_cumulative"])]
+    share_cols = [i for i, h in enumerate(heads) if i != col and i not in cum_cols and (
+        any(w in h for w in HEADER_WORDS["band_share"]) or h in ("%", "(%)"))]
+    marks: dict[int, tuple[str, float, float | None]] = {}
+    where: dict[int, str] = {}
+    for row in t.rows:
+        if not row.cells or is_total(row.cells[0]):
+            continue
+        g = _GRADE.search(row.cells[col]) or re.fullmatch(r"\s*([1-5])\s*", row.cells[col])
+        if not g:
+            continue
+        grade = int(next(x for x in g.groups() if x))
+        others = [i for i in range(len(row.cells)) if i != col]
+        mark = None
+        for i in share_cols + others:
+            cell = row.cells[i]
+            if not cell:
+                continue
+            if i in share_cols and re.fullmatch(r"\d+(?:\.\d+)?\s*%?", cell):
+                mark = ("share", float(cell.rstrip("% ")), None)
+            elif i in cum_cols and re.fullmatch(r"\d+(?:\.\d+)?\s*%?", cell):
+                mark = ("cum", float(cell.rstrip("% ")), None)
+            else:
+                mark = _bound(cell)
+            if mark:
+                where[grade] = t.cell_where(row, i)
+                break
+        if mark:
+            marks[grade] = mark
+    return marks, where
+
+
+def bands_from_sentences(sentences: list[Sentence]) -> tuple[dict[int, Any], dict[int, str]]:
+    marks: dict[int, Any] = {}
+    where: dict[int, str] = {}
+    for s in sentences:
+        if s.source != "text" or not re.search(r"등급|grade", s.text, re.I):
+            continue
+        for clause in re.split(r"[,，;]|\s(?:및|and)\s", s.text):
+            grades = {int(next(x for x in m.groups() if x)) for m in _GRADE.finditer(clause)}
+            if len(grades) != 1 or "%" not in clause:
+                continue
+            mark = _bound(_GRADE.sub(" ", clause))
+            grade = grades.pop()
+            if mark and grade not in marks:
+                marks[grade] = mark
+                where[grade] = f"sentence on p.{s.page}: {s.text[:80]}"
+    return marks, where
+
+
+def read_bands(tables: list[Table], sentences: list[Sentence], f: Findings) -> list[dict[str, Any]] | None:
+    candidates: list[tuple[str, dict[int, Any], dict[int, str]]] = []
+    for t in tables:
+        got = bands_from_table(t)
+        if got and len(got[0]) >= 3:
+            t.role = t.role or "grade bands"
+            candidates.append((t.name, *got))
+    if not candidates:
+        marks, where = bands_from_sentences(sentences)
+        if marks:
+            candidates.append(("sentences", marks, where))
+    looked = [t.name for t in tables] + ["every sentence mentioning 등급 with a %"]
+    if not candidates:
+        f.problem("missing", "grade_bands", "no grade bands (1등급–5등급 with shares or 상위 % ranges) found", looked)
+        return None
+    name, marks, where = candidates[0]
+    missing = [g for g in range(1, 6) if g not in marks]
+    if missing:
+        f.problem(
+            "missing", "grade_bands", f"{name} gives no band for {', '.join(f'{g}등급' for g in missing)}", looked
+        )
+        return None
+    shares = _to_shares(marks)
+    if isinstance(shares, str):
+        f.problem("invalid", "grade_bands", f"{name}: {shares}", [name])
+        return None
+    bands = []
+    for g, share in zip(range(1, 6), shares, strict=True):
+        bands.append({"grade": g, "label": f"{g}등급", "share": share})
+        f.found(f"grade_bands[{g}].share", share, _page(where[g]), where[g], str(marks[g]))
+    return bands
+
+
+def _page(where: str) -> int | None:
+    m = re.search(r"p\.(\d+)", where)
+    return int(m.group(1)) if m else None
