@@ -20,7 +20,7 @@ _PCT = r"(\d+(?:\.\d+)?)\s*%?"
 _RANGE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above|超)\s*(?:~|-|–)?\s*(?:상위)?\s*{_PCT}\s*(?:이내|이하|까지|up\s*to)?", re.I)
 _ABOVE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above)", re.I)
 _TOP = re.compile(rf"(?:상위|top)\s*{_PCT}", re.I)
-_SHARE = re.compile(rf"(?:다음|그다음|나머지|하위|next|remaining|bottom)?\s*(\d+(?:\.\d+)?)\s*%", re.I)
+_SHARE = re.compile(r"(?:다음|그다음|나머지|하위|next|remaining|bottom)?\s*(\d+(?:\.\d+)?)\s*%", re.I)
 
 
 def _bound(clause: str) -> tuple[str, float, float | None] | None:

@@ -18,8 +18,7 @@ from evaluator.methodology.ingest_tables import Sentence, Table, fill_down
 from evaluator.methodology.ingest_text import NumberError, compact, parse_weight
 
 _TOL = 1e-6
-_QUAL = re.compile(r"정성|비계량|qualitative", re.IGNORECASE)
-_QUANT = re.compile(r"정량|계량|quantitative", re.IGNORECASE)
+_QUAL = re.compile(r"(?<![가-힣])(?:정성|비계량)|qualitative", re.IGNORECASE)  # not 위험조정성과, 안정성
 _INCELL = re.compile(r"([^,/(\n]+?)\s*\(\s*(\d+(?:\.\d+)?)\s*(%|점)?\s*\)|([^,/:\n]+?)\s*[:]\s*(\d+(?:\.\d+)?)\s*(%|점)?")
 _IDS = (
     ("위험조정", "risk_adjusted"), ("risk-adj", "risk_adjusted"), ("riskadj", "risk_adjusted"),
@@ -79,7 +78,12 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
         and cat_col is not None
         and any(row.raw[weights[0]] is None for row in t.rows if weights[0] < len(row.raw))
     )
-    if merged_weight:  # one weight column whose cells span a category's rows: category weights
+    incell = metric_col is not None and any(
+        any(w is not None for _, w in _incell(row.cells[metric_col])) for row in t.rows if metric_col < len(row.cells)
+    )
+    if (merged_weight or incell) and len(weights) == 1:
+        # one weight column whose cells span a category's rows, or metrics weighted inside their cell:
+        # the column holds category weights
         cat_w_col, m_w_col = weights[0], None
     fill_down(t, [c for c in (group_col, cat_col, cat_w_col) if c is not None])
     items: list[Item] = []
@@ -100,6 +104,9 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
         for metric, inner in _incell(name):
             m_w = inner
             if m_w is None and m_w_col is not None:
+                if compact(cells[m_w_col]) in ("-", "–", "—"):
+                    findings.notes.append(f"{metric!r} has '-' for its weight ({where}): listed, not scored")
+                    continue
                 m_w = _weight(cells[m_w_col], t.cell_where(row, m_w_col), findings, "criteria")
             items.append(
                 Item(
@@ -126,7 +133,10 @@ def prose_items(sentences: list[Sentence]) -> list[Item]:
             continue
         for m in METRIC_IN_TEXT.finditer(s.text):
             w = _PROSE_PAIR.match(s.text, m.end())
-            if not w or re.search(r"상위|하위|등급", s.text[max(0, m.start() - 6) : m.end() + 12]):
+            before = s.text[max(0, m.start() - 6) : m.start()]
+            if not w or re.search(r"상위|하위|등급", s.text[max(0, m.start() - 6) : m.end() + 12]) or re.search(
+                r"\d\s*년\s*$", before
+            ):
                 continue
             unit = "%" if w.group(2) == "퍼센트" else w.group(2)
             items.append(Item("", "", m.group(0), None, (float(w.group(1)), unit), s.page, f"sentence on p.{s.page}"))
@@ -273,10 +283,11 @@ def _assemble(
     for n, ((_, cname), entry) in enumerate(cats.items(), 1):
         metrics = entry["metrics"]
         if entry["qual"]:
-            name = entry["item"].metric if len(metrics) == 1 else cname
-            crit = {"id": _cid(name, used, f"qualitative_{n}"), "name": name, "weight": entry["w"][0] / qual_total * 100}
-            qual_criteria.append(crit)
-            f.found(f"qualitative.criteria[{crit['id']}].weight", crit["weight"], entry["item"].page, entry["item"].where, name)
+            for _, it in metrics:
+                w = it.m_w[0] if it.m_w is not None else entry["w"][0]
+                crit = {"id": _cid(it.metric, used, f"qualitative_{n}"), "name": it.metric, "weight": w / qual_total * 100}
+                qual_criteria.append(crit)
+                f.found(f"qualitative.criteria[{crit['id']}].weight", crit["weight"], it.page, it.where, it.metric)
             continue
         single = len(metrics) == 1 and not entry["item"].category
         name = metrics[0][1].metric if single else cname

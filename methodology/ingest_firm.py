@@ -11,7 +11,13 @@ import re
 from typing import Any
 
 from evaluator.methodology.ingest_bands import read_bands
-from evaluator.methodology.ingest_criteria import Item, build_criteria, prose_items, stated_totals, table_items
+from evaluator.methodology.ingest_criteria import (
+    Item,
+    build_criteria,
+    prose_items,
+    stated_totals,
+    table_items,
+)
 from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods

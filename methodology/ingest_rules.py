@@ -12,7 +12,7 @@ from typing import Any
 
 from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, is_total
-from evaluator.methodology.ingest_tables import Sentence, Table, fill_down
+from evaluator.methodology.ingest_tables import Sentence, Table
 from evaluator.methodology.ingest_text import NumberError, compact, find_amounts, parse_weight, years_value
 from evaluator.methodology.rubric import PERIODS
 
@@ -40,7 +40,7 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
             continue
         names: list[str] = []
         for m in _GROUP.finditer(s.text):
-            n = m.group(1)
+            n = re.sub(r"^.*(?:은|는|:|을|를)", "", m.group(1))  # letter-spaced text loses the space: 유형은국내주식형
             if compact(n) not in _NOT_GROUP and n not in names and not n.endswith("유형"):
                 names.append(n)
         if len(names) >= 2:
@@ -102,8 +102,7 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
                 n = int(m.group(1)) + (1 if m.group(2) == "이하" else 0)
             else:
                 n = int(m.group(3) or m.group(4) or m.group(5))
-            general_size = general if target is not None else general
-            _set(general_size, "min_peer_group_size", n, s)
+            _set(general, "min_peer_group_size", n, s)
         for key, value in hits:
             if target is not None:
                 _set(general, key, value, s)
@@ -191,6 +190,28 @@ def _periods_from_table(t: Table, f: Findings) -> list[tuple[float | None, dict[
     return rules or None
 
 
+def _periods_from_sentence(s: Sentence) -> list[tuple[float | None, dict[str, float], str, int]]:
+    """One sentence may hold several rules: ``5년 미만은 3년 100%, 5년 이상은 3년 40%, 5년 60%``."""
+    pairs = list(_PAIR.finditer(s.text))
+    if not pairs:
+        return []
+    rules: list[tuple[float | None, dict[str, float], str, int]] = []
+    start = 0
+    where = f"sentence on p.{s.page}: {s.text[:80]}"
+    current: tuple[float | None, dict[str, float]] | None = None
+    for p in pairs:
+        head = s.text[start : p.start()]
+        if current is None or _MIN.search(head) or _BELOW.search(head):
+            lo = _MIN.search(head)
+            if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간", head):
+                return rules
+            current = (float(lo.group(1)) if lo else None, {})
+            rules.append((current[0], current[1], where, s.page))
+        current[1][f"{p.group(1)}y"] = float(p.group(2))
+        start = p.end()
+    return rules
+
+
 def read_periods(
     tables: list[Table], sentences: list[Sentence], min_history: float | None, f: Findings
 ) -> list[dict[str, Any]] | None:
@@ -204,17 +225,8 @@ def read_periods(
                 break
     if not found:
         for s in sentences:
-            if s.source != "text":
-                continue
-            pairs = list(_PAIR.finditer(s.text))
-            if not pairs:
-                continue
-            head = s.text[: pairs[0].start()]
-            lo = _MIN.search(head)
-            if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간", head):
-                continue
-            weights = {f"{p.group(1)}y": float(p.group(2)) for p in pairs}
-            found.append((float(lo.group(1)) if lo else None, weights, f"sentence on p.{s.page}: {s.text[:80]}", s.page))
+            if s.source == "text":
+                found += _periods_from_sentence(s)
     if not found:
         f.problem(
             "missing",

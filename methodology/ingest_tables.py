@@ -66,7 +66,11 @@ def _raw_tables(pdf: Any) -> list[Table]:
     for pno, page in enumerate(pdf.pages, 1):
         for found in page.find_tables():
             raw = found.extract()
-            if not raw or len(raw[0]) < 2:
+            if not raw or not raw[0]:
+                continue
+            keep = [i for i in range(len(raw[0])) if any(r[i] for r in raw if i < len(r))]
+            raw = [[r[i] if i < len(r) else None for i in keep] for r in raw]  # columns of a neighbouring grid
+            if len(keep) < 2:
                 continue
             rows = [[clean(c) for c in r] for r in raw]
             if len(rows) > 1 and sum(1 for c in rows[0] if c) == 1 and len(rows[0]) > 2:

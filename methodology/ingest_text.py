@@ -32,6 +32,8 @@ def join_letter_spacing(text: str) -> str:
     """``평 가 지 표 배 점`` → ``평가지표배점``: a run of three or more one-character tokens is one word
     spaced out by justification (Korean words are rarely one syllable three times in a row)."""
     tokens = text.split(" ")
+    if len(tokens) >= 2 and all(len(t) == 1 for t in tokens):  # a whole cell spaced out: "위 험", "합 계"
+        return "".join(tokens)
     out: list[str] = []
     run: list[str] = []
 
@@ -158,5 +160,5 @@ def years_value(number: str, unit: str) -> float:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of cleaned text (Korean sentences end in ``다.``; lists in ``;`` or bullets)."""
-    parts = re.split(r"(?<=[다음함임됨요])\.\s+|(?<=\.)\s+(?=[A-Z가-힣(])|\s*[;•▪■□○●◦]\s*|\s+(?=[①②③④⑤⑥⑦⑧⑨⑩])", text)
+    parts = re.split(r"(?<=[다음함임됨요])\.\s*|(?<=\.)\s+(?=[A-Z가-힣(])|\s*[;•▪■□○●◦]\s*|\s+(?=[①②③④⑤⑥⑦⑧⑨⑩])", text)
     return [p.strip() for p in parts if p and p.strip()]

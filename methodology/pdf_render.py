@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import os
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
