@@ -20,6 +20,7 @@ from evaluator.methodology.ingest_text import NumberError, compact, parse_weight
 _TOL = 1e-6
 _QUAL = re.compile(r"(?<![가-힣])(?:정성|비계량)|qualitative", re.IGNORECASE)  # not 위험조정성과, 안정성
 _INCELL = re.compile(r"([^,/(\n]+?)\s*\(\s*(\d+(?:\.\d+)?)\s*(%|점)?\s*\)|([^,/:\n]+?)\s*[:]\s*(\d+(?:\.\d+)?)\s*(%|점)?")
+_GROUP_LABEL = re.compile(r"(정량|정성|계량|비계량|quantitative|qualitative)(평가|지표|항목|부문)?(\(|\d|$)", re.I)
 _IDS = (
     ("위험조정", "risk_adjusted"), ("risk-adj", "risk_adjusted"), ("riskadj", "risk_adjusted"),
     ("수익", "return"), ("return", "return"), ("위험", "risk"), ("risk", "risk"), ("벤치마크", "benchmark"),
@@ -176,6 +177,9 @@ def _fmt(values: list[float]) -> str:
 
 def build_criteria(items: list[Item], totals: list[float], source: str, f: Findings) -> dict[str, Any] | None:
     """Criteria (and the qualitative part) from items, or ``None`` with problems recorded in ``f``."""
+    for it in items:  # a 구분 column holding 정량평가/정성평가 is the group, not a criterion
+        if not it.group and _GROUP_LABEL.match(compact(it.category)):
+            it.group, it.category = it.category, ""
     resolved = []
     for it in items:
         mid, why = metric_id(it.metric)

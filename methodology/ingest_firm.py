@@ -124,4 +124,16 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     f.tables = [
         {"name": t.name, "pages": t.pages, "header": t.header, "rows": len(t.rows), "role": t.role} for t in tables
     ]
-    return draft
+    return tidy(draft)
+
+
+def tidy(doc: Any) -> Any:
+    """Whole numbers as ints (``30`` not ``30.0``) and no float noise, so the rubric reads as an analyst would write it."""
+    if isinstance(doc, dict):
+        return {k: tidy(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [tidy(v) for v in doc]
+    if isinstance(doc, float):
+        doc = round(doc, 10)  # 0.2 / 1 * 100 is 20.000000000000004
+        return int(doc) if doc.is_integer() and abs(doc) < 1e15 else doc
+    return doc

@@ -55,7 +55,7 @@ def header_role(cell: str) -> str | None:
 def is_total(cell: str) -> bool:
     """A total row (``합계``, ``Total``, ``계``) is not a criterion."""
     c = compact(cell)
-    return c in TOTAL_WORDS or (c.startswith(("합계", "총계", "total")) and len(c) <= 10)
+    return bool(re.fullmatch(r"(?:합계|총계|소계|계|합|total|sum|총점)[\d.,%()점]*", c))
 
 
 _M = {

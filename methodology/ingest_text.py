@@ -112,10 +112,11 @@ _EOK = 100_000_000
 _JO = 1_000_000_000_000
 
 AMOUNT = re.compile(
-    r"(?:(?P<jo>\d[\d,]*(?:\.\d+)?)\s*조\s*)?(?:(?P<eok>\d[\d,]*(?:\.\d+)?)\s*억\s*)?(?:(?P<man>\d[\d,]*)\s*만\s*)?원"
+    r"(?=\d)(?:(?P<jo>\d[\d,]*(?:\.\d+)?)\s*조\s*)?(?:(?P<eok>\d[\d,]*(?:\.\d+)?)\s*억\s*)?(?:(?P<man>\d[\d,]*)\s*만\s*)?원"
     r"|KRW\s*(?P<krw>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>trillion|billion|million|억|조)?"
     r"|(?P<eng>\d[\d,]*(?:\.\d+)?)\s*(?P<scale2>trillion|billion|million)\s*(?:KRW|won|원)"
-    r"|(?P<jo2>\d[\d,]*(?:\.\d+)?)\s*조(?!\s*원)|(?P<eok2>\d[\d,]*(?:\.\d+)?)\s*억(?!\s*원)",
+    r"|(?P<jo2>\d[\d,]*(?:\.\d+)?)\s*조(?!\s*원)|(?P<eok2>\d[\d,]*(?:\.\d+)?)\s*억(?!\s*원)"
+    r"|(?P<plain>\d[\d,]*)\s*원",
     re.IGNORECASE,
 )
 _SCALE = {"trillion": 1e12, "billion": 1e9, "million": 1e6, "억": _EOK, "조": _JO}
@@ -136,9 +137,10 @@ def amount_krw(match: re.Match[str]) -> float | None:
         return _f(g["jo2"]) * _JO
     if g["eok2"] is not None:
         return _f(g["eok2"]) * _EOK
+    if g["plain"] is not None:
+        return _f(g["plain"])
     if g["jo"] is None and g["eok"] is None and g["man"] is None:
-        plain = re.match(r"(\d[\d,]*)\s*원", match.group(0))
-        return _f(plain.group(1)) if plain else None
+        return None
     return _f(g["jo"]) * _JO + _f(g["eok"]) * _EOK + _f(g["man"]) * 10_000
 
 
