@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from methodology_corpus import CORPUS, Case, Doc, mismatches
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
@@ -18,7 +19,6 @@ from evaluator.methodology.ingest_text import clean, compact, find_amounts, pars
 from evaluator.methodology.pdf_ingest import IngestError, ingest_pdf, ingest_with_report
 from evaluator.methodology.pdf_render import font_path
 from evaluator.methodology.schemas import load_schema, schema_problems
-from methodology_corpus import CORPUS, Case, Doc, mismatches
 
 runner = CliRunner()
 REPORT_SCHEMA = load_schema("evaluator.methodology", "ingest_report.schema.json")
