@@ -23,10 +23,14 @@ _TOP = re.compile(rf"(?:상위|top)\s*{_PCT}", re.I)
 _SHARE = re.compile(r"(?:다음|그다음|나머지|하위|next|remaining|bottom)?\s*(\d+(?:\.\d+)?)\s*%", re.I)
 
 
+_BARE_RANGE = re.compile(rf"{_PCT}\s*(?:초과|over|above)\s*(?:~|-|–)?\s*{_PCT}\s*(?:이내|이하|까지)", re.I)
+_TILDE = re.compile(r"(\d+(?:\.\d+)?)\s*%?\s*[~\-–]\s*(\d+(?:\.\d+)?)\s*%")
+
+
 def _bound(clause: str) -> tuple[str, float, float | None] | None:
     """('range', low, high) | ('cum', high, None) | ('above', low, None) | ('share', x, None)."""
     c = clause.replace(" ", "")
-    m = _RANGE.search(c)
+    m = _RANGE.search(c) or _BARE_RANGE.search(c) or _TILDE.search(c)
     if m:
         return ("range", float(m.group(1)), float(m.group(2)))
     m = _ABOVE.search(c)

@@ -21,6 +21,7 @@ _TOL = 1e-6
 _QUAL = re.compile(r"(?<![가-힣])(?:정성|비계량)|qualitative", re.IGNORECASE)  # not 위험조정성과, 안정성
 _INCELL = re.compile(r"([^,/(\n]+?)\s*\(\s*(\d+(?:\.\d+)?)\s*(%|점)?\s*\)|([^,/:\n]+?)\s*[:]\s*(\d+(?:\.\d+)?)\s*(%|점)?")
 _GROUP_LABEL = re.compile(r"(정량|정성|계량|비계량|quantitative|qualitative)(평가|지표|항목|부문)?(\(|\d|$)", re.I)
+_CAT_WEIGHT = re.compile(r"\(\s*(\d+(?:\.\d+)?)\s*(%|점)\s*\)\s*$")
 _IDS = (
     ("위험조정", "risk_adjusted"), ("risk-adj", "risk_adjusted"), ("riskadj", "risk_adjusted"),
     ("수익", "return"), ("return", "return"), ("위험", "risk"), ("risk", "risk"), ("벤치마크", "benchmark"),
@@ -88,7 +89,9 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
         cat_w_col, m_w_col = weights[0], None
     fill_down(t, [c for c in (group_col, cat_col, cat_w_col) if c is not None])
     items: list[Item] = []
-    totals: list[float] = []
+    totals: list[float] = [
+        float(m.group(1)) for c in weights for m in [re.search(r"(\d+(?:\.\d+)?)\s*점", t.header[c])] if m
+    ]  # 배점(100점), 점수(총 50점)
     for row in t.rows:
         cells = row.cells + [""] * (len(t.header) - len(row.cells))
         if any(is_total(c) for c in cells[: (metric_col or 0) + 1] if c):
@@ -101,6 +104,11 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
         if not name:
             continue
         cat_w = _weight(cells[cat_w_col], t.cell_where(row, cat_w_col), findings, "criteria") if cat_w_col is not None else None
+        category = cells[cat_col] if cat_col is not None else ""
+        inline = _CAT_WEIGHT.search(category)
+        if cat_w is None and inline and not _GROUP_LABEL.match(compact(category)):  # 수익률(30%)
+            cat_w = (float(inline.group(1)), inline.group(2))
+            category = category[: inline.start()].strip()
         where = t.cell_where(row, metric_col)
         for metric, inner in _incell(name):
             m_w = inner
@@ -112,7 +120,7 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
             items.append(
                 Item(
                     group=cells[group_col] if group_col is not None else "",
-                    category=cells[cat_col] if cat_col is not None else "",
+                    category=category,
                     metric=metric,
                     cat_w=cat_w,
                     m_w=m_w,

@@ -29,6 +29,9 @@ _VERSION = re.compile(
 )
 
 
+_DATED = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월(?:\s*\d{1,2}\s*일)?\s*(?:개정|시행|제정)")
+
+
 def _title(texts: list[str], source: str, f: Findings) -> tuple[str, str]:
     first = next((line.strip() for line in (texts[0] if texts else "").splitlines() if line.strip()), "")
     from evaluator.methodology.ingest_text import clean
@@ -37,9 +40,13 @@ def _title(texts: list[str], source: str, f: Findings) -> tuple[str, str]:
     f.found("name", name, 1, "first line of page 1", first)
     joined = "\n".join(texts[:2])
     m = _VERSION.search(clean(joined))
+    dated = _DATED.search(clean(joined))
     if m:
         version = m.group(1).replace("-", ".")
         f.found("version", version, 1, "first pages", m.group(0))
+    elif dated:
+        version = f"{dated.group(1)}.{int(dated.group(2)):02d}"
+        f.found("version", version, 1, "first pages", dated.group(0))
     else:
         version = "미기재"
         f.notes.append("no version or revision date found on the first two pages; version set to '미기재'")
@@ -58,6 +65,7 @@ def _names_metrics(items: list[Item]) -> bool:
 def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> dict[str, Any] | None:
     totals = stated_totals(sentences)
     candidates: list[tuple[Table, dict[str, Any] | None, Findings]] = []
+    unweighted: list[tuple[Table, dict[str, Any] | None, Findings]] = []
     for t in tables:
         if not _is_candidate(t):
             continue
@@ -66,7 +74,15 @@ def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> di
         if not items or not _names_metrics(items):
             continue
         built = build_criteria(items, totals + table_totals, t.name, trial) if not trial.problems else None
-        candidates.append((t, built, trial))
+        weighted = any(it.m_w is not None or it.cat_w is not None for it in items)
+        (candidates if weighted else unweighted).append((t, built, trial))
+    if not candidates and unweighted:  # e.g. only a table of metric definitions: report its missing weights
+        candidates = unweighted[:1]
+    elif unweighted:
+        f.notes.append(
+            "tables listing metrics without weights were taken as definitions, not criteria: "
+            + ", ".join(c[0].name for c in unweighted)
+        )
     if len(candidates) > 1:
         results = [c[1] for c in candidates]
         if any(r != results[0] for r in results[1:]):
@@ -101,6 +117,26 @@ def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> di
     return build_criteria(items, totals, "sentences", f)
 
 
+_QUAL_WEIGHT = re.compile(r"(?<![가-힣])(?:정성\s*평가|비계량\s*평가|qualitative)[^.]{0,20}?\d+(?:\.\d+)?\s*(?:%|점)", re.I)
+
+
+def _unread_qualitative(criteria: dict[str, Any], tables: list[Table], sentences: list[Sentence], f: Findings) -> None:
+    """A weighted 정성평가 the criteria do not contain would silently drop part of the score: report it."""
+    if "qualitative" in criteria:
+        return
+    for s in sentences:
+        if _QUAL_WEIGHT.search(s.text):
+            where = f"sentence on p.{s.page}" if s.source == "text" else s.source
+            f.problem(
+                "missing",
+                "qualitative",
+                f"the document weights a qualitative part ({where}: {s.text[:80]}) but no qualitative criteria "
+                "were read with the quantitative ones; add them (with levels) via --fill",
+                [where],
+            )
+            return
+
+
 def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     """Everything found in an open pdfplumber PDF, as a (possibly incomplete) rubric draft."""
     tables, sentences, texts = read_document(pdf)
@@ -119,6 +155,7 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
         draft["period_weights"] = periods
     if criteria:
         draft.update(criteria)
+        _unread_qualitative(criteria, tables, sentences, f)
     if bands:
         draft["grade_bands"] = bands
     f.tables = [

@@ -19,6 +19,7 @@ from evaluator.methodology.rubric import PERIODS
 _GROUP = re.compile(r"([가-힣A-Za-z]{1,10}형)")
 _NOT_GROUP = {"유형", "동일유형", "투자유형", "펀드유형", "같은유형", "해당유형", "각유형", "동류형", "종류형", "유사형"}
 _LIST_CONTEXT = re.compile(r"유형|동류|peer|구분|분류", re.I)
+_STRONG_CONTEXT = re.compile(r"유형|동류|peer", re.I)  # before 구분/분류, which also list styles (성장형, 가치형)
 
 
 def _where(s: Sentence) -> str:
@@ -35,7 +36,8 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
                 t.role = "peer groups"
                 f.found("peer_groups", names, t.pages[0], t.name, ", ".join(names))
                 return names
-    for s in sentences:
+    strong = [s for s in sentences if _STRONG_CONTEXT.search(s.text)]
+    for s in strong + [s for s in sentences if s not in strong]:
         if not _LIST_CONTEXT.search(s.text):
             continue
         names: list[str] = []
@@ -58,6 +60,8 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
 _HISTORY_CTX = re.compile(r"운용기간|설정\s*후|설정일|경과|운용된|운용실적|운용\s*기간|track\s*record|history", re.I)
 _HISTORY = re.compile(r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:이상|초과|or\s*more|or\s*longer)", re.I)
 _HISTORY_EN = re.compile(r"at\s*least\s*(\d+(?:\.\d+)?)\s*(years?|months?)", re.I)
+_HISTORY_BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:미만|less\s*than)", re.I)
+_EXCLUDE = re.compile(r"제외|평가하지\s*않|평가\s*대상이\s*아니|excluded|not\s*rated|not\s*eligible", re.I)
 _AMOUNT_CTX = re.compile(r"설정\s*원본|설정\s*액|설정\s*규모|순자산|운용\s*규모|fund\s*size|AUM|net\s*assets", re.I)
 _SIZE = re.compile(
     r"(\d+)\s*개\s*(미만|이하)|(?:fewer|less)\s*than\s*(\d+)\s*funds|(\d+)\s*개\s*이상|at\s*least\s*(\d+)\s*funds", re.I
@@ -85,15 +89,23 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
         named = _groups_named(text, groups)
         target = general if not named or len(named) == len(groups) else None
         hits: list[tuple[str, float]] = []
+        excluded = bool(_EXCLUDE.search(text))  # "… 미만인 펀드는 평가대상에서 제외한다"
         if _HISTORY_CTX.search(text) or _HISTORY_EN.search(text):
             m = _HISTORY.search(text) or _HISTORY_EN.search(text)
-            if m and not re.search(r"미만.{0,12}(?:펀드는|경우)\s*\d", text):
+            below = _HISTORY_BELOW.search(text) if excluded else None
+            if m:
                 hits.append(("min_history_years", years_value(m.group(1), m.group(2).lower())))
+            elif below:
+                hits.append(("min_history_years", years_value(below.group(1), below.group(2).lower())))
         if _AMOUNT_CTX.search(text):
             for value, m in find_amounts(text):
                 tail = text[m.end() : m.end() + 12]
                 head = text[max(0, m.start() - 12) : m.start()]
-                if re.search(r"이상|or\s*more|초과", tail, re.I) or re.search(r"at\s*least|minimum|최소", head, re.I):
+                if (
+                    re.search(r"이상|or\s*more|초과", tail, re.I)
+                    or re.search(r"at\s*least|minimum|최소", head, re.I)
+                    or (excluded and re.search(r"미만|less\s*than|below", tail + head, re.I))
+                ):
                     hits.append(("min_set_amount_krw", value))
                     break
         m = _SIZE.search(text)
@@ -145,8 +157,20 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
 
 
 _PAIR = re.compile(r"(\d+)\s*년\s*(?:수익률|성과|기간|실적)?\s*[:(]?\s*(\d+(?:\.\d+)?)\s*%")
-_MIN = re.compile(r"(\d+(?:\.\d+)?)\s*년\s*(?:이상|초과)")
-_BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*년\s*미만")
+_MIN = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(년|개월)\s*(?:이상|초과)|(\d+(?:\.\d+)?)\s*(?:년|개월)?\s*[~\-]\s*\d+(?:\.\d+)?\s*(년|개월)"
+)
+_BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*(?:년|개월)\s*미만")
+
+
+def _min_years(text: str) -> float | None:
+    """``5년 이상``, ``60개월 이상``, ``60~119개월``, ``5년~10년`` → the lower bound in years."""
+    m = _MIN.search(text)
+    if not m:
+        return None
+    if m.group(1) is not None:
+        return years_value(m.group(1), m.group(2))
+    return years_value(m.group(3), m.group(4))
 
 
 def _rule(weights: dict[str, float]) -> dict[str, float] | str:
@@ -176,7 +200,7 @@ def _periods_from_table(t: Table, f: Findings) -> list[tuple[float | None, dict[
         label = row.cells[0]
         if not label or is_total(label):
             continue
-        lo = _MIN.search(label)
+        lo = _min_years(label)
         weights: dict[str, float] = {}
         for i, p in wide.items():
             try:
@@ -186,7 +210,7 @@ def _periods_from_table(t: Table, f: Findings) -> list[tuple[float | None, dict[
             if w and w[0] > 0:
                 weights[p] = w[0]
         if weights:
-            rules.append((float(lo.group(1)) if lo else None, weights, t.cell_where(row, 0), row.page))
+            rules.append((lo, weights, t.cell_where(row, 0), row.page))
     return rules or None
 
 
@@ -202,10 +226,10 @@ def _periods_from_sentence(s: Sentence) -> list[tuple[float | None, dict[str, fl
     for p in pairs:
         head = s.text[start : p.start()]
         if current is None or _MIN.search(head) or _BELOW.search(head):
-            lo = _MIN.search(head)
+            lo = _min_years(head)
             if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간", head):
                 return rules
-            current = (float(lo.group(1)) if lo else None, {})
+            current = (lo, {})
             rules.append((current[0], current[1], where, s.page))
         current[1][f"{p.group(1)}y"] = float(p.group(2))
         start = p.end()

@@ -61,6 +61,10 @@ def _is_header(cells: list[str]) -> bool:
     return known >= 2 or grade or years >= 2 or (known >= 1 and len(cells) == 2)
 
 
+def _has_number(cells: list[str]) -> bool:
+    return any(re.search(r"\d", c) for c in cells)
+
+
 def _raw_tables(pdf: Any) -> list[Table]:
     out: list[Table] = []
     for pno, page in enumerate(pdf.pages, 1):
@@ -75,20 +79,24 @@ def _raw_tables(pdf: Any) -> list[Table]:
             rows = [[clean(c) for c in r] for r in raw]
             if len(rows) > 1 and sum(1 for c in rows[0] if c) == 1 and len(rows[0]) > 2:
                 raw, rows = raw[1:], rows[1:]  # a title row spanning the table
-            table_rows = [Row(cells, list(r), pno, i) for i, (cells, r) in enumerate(zip(rows, raw, strict=True))]
-            out.append(
-                Table(
-                    header=rows[0],
-                    rows=table_rows[1:],
-                    pages=[pno],
-                    top=float(found.bbox[1]),
-                    bottom=float(found.bbox[3]),
-                    page_height=float(page.height),
+            # two tables drawn touching come back as one grid: a header row inside starts a new table
+            starts = [0] + [i for i in range(1, len(rows)) if _is_header(rows[i]) and not _has_number(rows[i])]
+            for a, b in zip(starts, [*starts[1:], len(rows)], strict=True):
+                part, part_raw = rows[a:b], raw[a:b]
+                table_rows = [Row(c, list(r), pno, i) for i, (c, r) in enumerate(zip(part, part_raw, strict=True))]
+                out.append(
+                    Table(
+                        header=part[0],
+                        rows=table_rows[1:],
+                        pages=[pno],
+                        top=float(found.bbox[1]) if a == 0 else float(found.bbox[3]) - 1,
+                        bottom=float(found.bbox[3]),
+                        page_height=float(page.height),
+                    )
                 )
-            )
-            if not _is_header(rows[0]):  # no header: may continue the table before
-                out[-1].header = []
-                out[-1].rows = table_rows
+                if not _is_header(part[0]):  # no header: may continue the table before
+                    out[-1].header = []
+                    out[-1].rows = table_rows
     return out
 
 

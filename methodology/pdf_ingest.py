@@ -220,7 +220,14 @@ def _open(p: Path, f: Findings) -> dict[str, Any]:
         tables, pages = _collect_tables(pdf)
         if L.DOC_TABLE in tables and L.CRITERIA_TABLE in tables:
             return _exact(tables, pages, f)
-        return read_firm_pdf(pdf, f)
+        try:
+            return read_firm_pdf(pdf, f)
+        except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
+            # a layout this reader has never met must still end in a clear refusal, not a traceback
+            raise IngestError(
+                f"{p.name} uses a layout the reader could not follow ({type(exc).__name__}: {exc}); nothing was "
+                "guessed. Use --draft/--fill to supply the rubric, and please report the document's layout"
+            ) from exc
 
 
 def _merge(base: Any, fill: Any) -> Any:

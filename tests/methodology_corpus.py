@@ -399,6 +399,65 @@ def refused_two_tables() -> bytes:
     return doc.build()
 
 
+def months_and_definitions() -> bytes:
+    """Windows in months (``36~59개월``), exclusion phrasing, a metric-definition table beside the criteria
+    table, category weights written in the category cell (``수익률(30%)``), ``0~10%`` band ranges."""
+    return (
+        Doc("HYGothic-Medium")
+        .p("펀드 평가등급 산정기준")
+        .p("2024년 3월 개정")
+        .p("동류 유형: 국내주식일반형, 국내주식인덱스형, 국내채권형, 해외주식형.")
+        .p("설정일로부터 3년 미만인 펀드와 설정원본 200억원 미만인 펀드는 평가대상에서 제외한다.")
+        .p("유형 내 평가대상 펀드가 10개 이하이면 등급을 부여하지 않는다.")
+        .p("평가기간 가중치: 36~59개월 펀드는 3년 100%, 60~119개월 펀드는 3년 40%, 5년 60%, 120개월 이상 펀드는 3년 20%, 5년 30%, 10년 50%를 적용한다.")
+        .h("지표의 정의")
+        .table(
+            [
+                ["지표", "산식", "의미"],
+                ["샤프지수", "(R - Rf) / σ", "총위험 한 단위당 초과수익"],
+                ["소르티노", "(R - Rf) / 하방편차", "하방위험 한 단위당 초과수익"],
+                ["최대낙폭", "고점 대비 최대 하락률", "최악의 손실"],
+            ],
+            (30, 50, 60),
+        )
+        .h("평가항목과 가중치")
+        .table(
+            [
+                ["평가항목", "세부지표", "지표 내 비중"],
+                ["수익률(30%)", "연환산 수익률", "100%"],
+                ["위험조정성과(50%)", "샤프지수", "60%"],
+                [None, "소르티노", "40%"],
+                ["위험(20%)", "최대낙폭", "100%"],
+            ],
+            (45, 45, 35),
+            spans=[(0, 2, 0, 3)],
+        )
+        .h("등급 구간")
+        .table(
+            [["등급", "상위 누적 구간"], ["1등급", "0~10%"], ["2등급", "10~30%"], ["3등급", "30~70%"], ["4등급", "70~90%"], ["5등급", "90~100%"]],
+            (30, 50),
+        )
+        .build()
+    )
+
+
+def refused_unread_qualitative() -> bytes:
+    """The quantitative table adds up, but 정성평가 20% lives in a table ingest cannot tie to metrics: refuse,
+    never drop a fifth of the score silently."""
+    return (
+        Doc("HYSMyeongJo-Medium")
+        .p("펀드 종합평가 방법론 (개정 2023.06)")
+        .p(GROUPS_A)
+        .p("운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가한다. 동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다.")
+        .p("운용기간 3년 이상인 펀드는 3년 100%를 반영한다.")
+        .p("종합점수는 정량평가 80%와 정성평가 20%로 구성한다.")
+        .table([["평가지표", "가중치"], ["연환산 수익률", "40%"], ["샤프지수", "60%"]], (60, 30))
+        .table([["정성 평가항목", "배점"], ["운용철학", "10"], ["운용조직", "10"]], (60, 30))
+        .p("상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다.")
+        .build()
+    )
+
+
 STANDARD_BANDS = [10.0, 22.5, 35.0, 22.5, 10.0]
 RANGE_BANDS = [10.0, 20.0, 40.0, 20.0, 10.0]
 
@@ -474,7 +533,19 @@ CORPUS: list[Case] = [
         eligibility={"min_history_years": 3, "min_set_amount_krw": 200 * EOK, "min_peer_group_size": 11},
         peer_groups=["해외주식형", "해외채권형", "글로벌자산배분형"],
     ),
+    Case(
+        "months_and_definitions", months_and_definitions,
+        effective={"annualized_return": 0.3, "sharpe": 0.3, "sortino": 0.2, "max_drawdown": 0.2},
+        periods=[(3, {"3y": 100}), (5, {"3y": 40, "5y": 60}), (10, {"3y": 20, "5y": 30, "10y": 50})],
+        bands=RANGE_BANDS,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 200 * EOK, "min_peer_group_size": 11},
+        peer_groups=["국내주식일반형", "국내주식인덱스형", "국내채권형", "해외주식형"],
+    ),
     Case("refused_no_weights", refused_no_weights, refusal=("have no weights", "ingest does not guess")),
+    Case(
+        "refused_unread_qualitative", refused_unread_qualitative,
+        refusal=("[missing] qualitative", "정성평가 20%", "--fill"),
+    ),
     Case(
         "refused_two_tables", refused_two_tables,
         refusal=("two candidate criteria tables that disagree", "table 1 on p.1", "table 2 on p.1"),
