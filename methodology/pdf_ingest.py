@@ -222,6 +222,8 @@ def _open(p: Path, f: Findings) -> dict[str, Any]:
             return _exact(tables, pages, f)
         try:
             return read_firm_pdf(pdf, f)
+        except IngestError:
+            raise
         except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
             # a layout this reader has never met must still end in a clear refusal, not a traceback
             raise IngestError(
