@@ -39,6 +39,8 @@ class Item:
     m_w: tuple[float, str] | None
     page: int
     where: str
+    weight_where: str = ""  # the cell (or in-cell text) the metric's own weight came from
+    cat_where: str = ""  # the cell the category's weight came from
 
 
 def _weight(text: str, where: str, findings: Findings, path: str) -> tuple[float, str] | None:
@@ -110,9 +112,14 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
             cat_w = (float(inline.group(1)), inline.group(2))
             category = category[: inline.start()].strip()
         where = t.cell_where(row, metric_col)
+        cat_where = t.cell_where(row, cat_w_col) + f" = {cells[cat_w_col]!r}" if cat_w_col is not None else ""
+        if inline and cat_w is not None and not cat_where:
+            cat_where = t.cell_where(row, cat_col) + f" = {cells[cat_col]!r}"  # type: ignore[arg-type]
         for metric, inner in _incell(name):
             m_w = inner
+            weight_where = f"{where} = {name!r}" if inner is not None else ""
             if m_w is None and m_w_col is not None:
+                weight_where = t.cell_where(row, m_w_col) + f" = {cells[m_w_col]!r}"
                 if compact(cells[m_w_col]) in ("-", "–", "—"):
                     findings.notes.append(f"{metric!r} has '-' for its weight ({where}): listed, not scored")
                     continue
@@ -126,6 +133,8 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
                     m_w=m_w,
                     page=row.page,
                     where=where,
+                    weight_where=weight_where,
+                    cat_where=cat_where,
                 )
             )
     return items, totals
@@ -148,7 +157,8 @@ def prose_items(sentences: list[Sentence]) -> list[Item]:
             ):
                 continue
             unit = "%" if w.group(2) == "퍼센트" else w.group(2)
-            items.append(Item("", "", m.group(0), None, (float(w.group(1)), unit), s.page, f"sentence on p.{s.page}"))
+            where = f"sentence on p.{s.page}: {s.text[:90]}"
+            items.append(Item("", "", m.group(0), None, (float(w.group(1)), unit), s.page, where, where))
     return items
 
 
@@ -299,7 +309,9 @@ def _assemble(
                 w = it.m_w[0] if it.m_w is not None else entry["w"][0]
                 crit = {"id": _cid(it.metric, used, f"qualitative_{n}"), "name": it.metric, "weight": w / qual_total * 100}
                 qual_criteria.append(crit)
-                f.found(f"qualitative.criteria[{crit['id']}].weight", crit["weight"], it.page, it.where, it.metric)
+                f.found(
+                    f"qualitative.criteria[{crit['id']}].weight", crit["weight"], it.page, it.weight_where or it.where, it.metric
+                )
             continue
         single = len(metrics) == 1 and not entry["item"].category
         name = metrics[0][1].metric if single else cname
@@ -309,8 +321,14 @@ def _assemble(
         crit = {"id": cid, "name": name, "weight": weight, "metrics": []}
         for (mid, it), w in zip(metrics, entry["within"], strict=True):
             crit["metrics"].append({"metric": mid, "weight": w})
-            f.found(f"criteria[{cid}].metrics[{mid}].weight", w, it.page, it.where, it.metric)
-        f.found(f"criteria[{cid}].weight", weight, entry["item"].page, entry["item"].where, name)
+            f.found(f"criteria[{cid}].metrics[{mid}].weight", w, it.page, it.weight_where or it.where, it.metric)
+        first = entry["item"]
+        if first.cat_where:
+            source = first.cat_where
+        else:
+            raw = " + ".join(f"{it.m_w[0]:g}" for _, it in metrics if it.m_w is not None)
+            source = f"sum of its metrics' weights ({raw}) out of {quant_total:g}, {first.where.split(', row')[0]}"
+        f.found(f"criteria[{cid}].weight", weight, first.page, source, name)
         out["criteria"].append(crit)
     if qual_criteria:
         share = qual_share if qual_share is not None else qual_total / total * 100

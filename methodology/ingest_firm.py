@@ -36,7 +36,8 @@ def _title(texts: list[str], source: str, f: Findings) -> tuple[str, str]:
     first = next((line.strip() for line in (texts[0] if texts else "").splitlines() if line.strip()), "")
     from evaluator.methodology.ingest_text import clean
 
-    name = clean(re.sub(r"\(?\s*(?:버전|version|ver\.?)\s*[\w.\-]+\s*\)?", "", first, flags=re.I)) or source
+    name = clean(re.sub(r"\(?\s*(?:버전|version|ver\.?|개정|시행|rev\.?)\s*[:：]?\s*[\w.\-]+\s*\)?", "", first, flags=re.I))
+    name = name or source
     f.found("name", name, 1, "first line of page 1", first)
     joined = "\n".join(texts[:2])
     m = _VERSION.search(clean(joined))

@@ -23,7 +23,7 @@ _STRONG_CONTEXT = re.compile(r"유형|동류|peer", re.I)  # before 구분/분�
 
 
 def _where(s: Sentence) -> str:
-    return f"sentence on p.{s.page}" if s.source == "text" else s.source
+    return f"sentence on p.{s.page}: {s.text[:90]}" if s.source == "text" else f"{s.source}: {s.text[:60]}"
 
 
 def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings) -> list[str] | None:

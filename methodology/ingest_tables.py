@@ -61,6 +61,9 @@ def _is_header(cells: list[str]) -> bool:
     return known >= 2 or grade or years >= 2 or (known >= 1 and len(cells) == 2)
 
 
+_HEADING = re.compile(r"제\s*\d+\s*[장조절관]|\d+(?:\.\d+)*\.\s|[가-하]\.\s|[IVX]+\.\s|[①-⑩]|[□■○●▶◆]")
+
+
 def _has_number(cells: list[str]) -> bool:
     return any(re.search(r"\d", c) for c in cells)
 
@@ -159,9 +162,16 @@ def read_document(pdf: Any) -> tuple[list[Table], list[Sentence], list[str]]:
                 prose = prose.outside_bbox(found.bbox)
             except ValueError:
                 continue
-        lines = (prose.extract_text() or "").splitlines()
-        text = clean(" ".join(lines))
-        sentences += [Sentence(s, pno, "text") for s in split_sentences(text)]
+        chunks: list[list[str]] = [[]]
+        for line in (prose.extract_text() or "").splitlines():
+            heading = bool(_HEADING.match(clean(line)))
+            if heading and chunks[-1]:
+                chunks.append([])  # a heading ends the sentence before it
+            chunks[-1].append(line)
+            if heading and len(clean(line)) <= 30:
+                chunks.append([])  # and a short heading line is not part of the sentence after it
+        for chunk in chunks:
+            sentences += [Sentence(s, pno, "text") for s in split_sentences(clean(" ".join(chunk)))]
     for t in tables:
         for row in t.rows:
             joined = " ".join(c for c in row.cells if c)

@@ -67,6 +67,7 @@ def render(
 
 def _print_values(report: dict) -> None:
     """A compact Korean/English table of what was read and where."""
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="읽은 값 / values read", show_lines=False)
@@ -76,8 +77,11 @@ def _print_values(report: dict) -> None:
     table.add_column("출처 source (cell / sentence)", overflow="fold", max_width=60)
     for v in report["values"]:
         value = v["value"]
-        shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-        table.add_row(v["field"], shown[:80], str(v["page"] or "-"), v["where"][:120])
+        if isinstance(value, float):
+            shown = f"{value:.6g}"
+        else:
+            shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+        table.add_row(escape(v["field"]), escape(shown[:80]), str(v["page"] or "-"), escape(v["where"][:140]))
     console.print(table)
 
 
@@ -111,6 +115,8 @@ def ingest(
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
 ) -> None:
     """Read a methodology PDF into a rubric; exit 1 listing exactly what is missing or ambiguous, and where."""
+    from rich.markup import escape
+
     from evaluator.methodology.outputs import OutputExistsError, atomic_write_json, ensure_new_file
     from evaluator.methodology.pdf_ingest import IngestError, ingest_with_report
 
@@ -123,13 +129,13 @@ def ingest(
         doc, found = ingest_with_report(pdf, partial)
     except IngestError as exc:
         if exc.report is None:
-            fail(str(exc))
+            fail(escape(str(exc)))
         if report is not None:
             atomic_write_json(report, exc.report)
         if draft is not None and exc.draft is not None:
             atomic_write_json(draft, exc.draft)
         _print_values(exc.report)
-        err_console.print(f"[bold red]error:[/] {exc}")
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
         written = [str(p) for p in (report, draft) if p is not None and p.exists()]
         if written:
             err_console.print(f"wrote {', '.join(written)}; no rubric was written to {out}")
@@ -141,7 +147,7 @@ def ingest(
         atomic_write_json(draft, doc)
     _print_values(found)
     for note in found["notes"]:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     console.print(
         f"wrote {out}: {doc['name']} (version {doc['version']}), {len(doc['criteria'])} criteria"
     )
