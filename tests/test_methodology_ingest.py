@@ -65,9 +65,13 @@ def test_provenance_names_page_and_cell(tmp_path: Path) -> None:
     by_field = {v["field"]: v for v in report["values"]}
     sharpe = by_field["criteria[risk_adjusted].metrics[sharpe].weight"]
     assert sharpe["value"] == pytest.approx(20 / 45 * 100) and sharpe["page"] == 1  # 20 of the 45 points
-    assert "(구분 | 평가지표 | 배점), row 2, column '평가지표'" in sharpe["where"] and sharpe["text"] == "샤프지수"
+    assert sharpe["where"] == "table 1 on p.1 (구분 | 평가지표 | 배점), row 2, column '배점' = '20'"
+    assert sharpe["text"] == "샤프지수"
+    group = by_field["criteria[risk_adjusted].weight"]
+    assert group["value"] == pytest.approx(45) and "(20 + 15 + 10) out of 100" in group["where"]
     amount = by_field["eligibility.min_set_amount_krw"]
     assert amount["value"] == 10_000_000_000 and "설정원본 100억원 이상" in amount["text"]
+    assert not amount["text"].startswith("제2장")  # the heading is not part of the sentence
     assert by_field["version"]["value"] == "2024.03"
     roles = {t["role"] for t in report["tables"]}
     assert {"criteria", "grade bands"} <= roles
