@@ -42,6 +42,8 @@ def _bound(clause: str) -> tuple[str, float, float | None] | None:
     m = _SHARE.search(c)
     if m:
         return ("share", float(m.group(1)), None)
+    if re.search(r"그외|나머지|기타|이외|remaining|others|therest", c, re.I):
+        return ("rest", 0.0, None)  # "5등급: 그 외"
     return None
 
 
@@ -58,6 +60,10 @@ def _to_shares(marks: dict[int, tuple[str, float, float | None]]) -> list[float]
             if abs(a - cum) > 1e-9:
                 return f"{g}등급 starts at 상위 {a:g}% but the band above ends at {cum:g}%"
             share = b - a  # type: ignore[operator]
+        elif kind == "rest":
+            if g != 5:
+                return f"{g}등급 is described only as 'the rest', which can only be the last band"
+            share = 100.0 - cum
         else:  # above: the rest
             if abs(a - cum) > 1e-9:
                 return f"{g}등급 starts at 상위 {a:g}% but the band above ends at {cum:g}%"
@@ -76,10 +82,40 @@ def _grade_col(t: Table) -> int | None:
     return None
 
 
+def _grade_of(cell: str) -> int | None:
+    g = _GRADE.search(cell) or re.fullmatch(r"\s*([1-5])\s*", cell)
+    return int(next(x for x in g.groups() if x)) if g else None
+
+
+def _bands_across(t: Table) -> tuple[dict[int, Any], dict[int, str]] | None:
+    """A band table laid out sideways: ``등급 | 1등급 | 2등급 …`` over ``비율 | 10% | 22.5% …``."""
+    cols = {i: _grade_of(h) for i, h in enumerate(t.header) if _GRADE.search(h)}
+    if len(cols) < 3:
+        return None
+    for row in t.rows:
+        label = compact(row.cells[0]) if row.cells else ""
+        cumulative = any(w in label for w in HEADER_WORDS["band_cumulative"])
+        marks: dict[int, Any] = {}
+        where: dict[int, str] = {}
+        for i, grade in cols.items():
+            cell = row.cells[i] if i < len(row.cells) else ""
+            if re.fullmatch(r"\d+(?:\.\d+)?\s*%?", cell):
+                marks[grade] = ("cum" if cumulative else "share", float(cell.rstrip("% ")), None)
+            else:
+                mark = _bound(cell)
+                if mark:
+                    marks[grade] = mark
+            if grade in marks:
+                where[grade] = t.cell_where(row, i)
+        if len(marks) >= 3:
+            return marks, where
+    return None
+
+
 def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None]], dict[int, str]] | None:
     col = _grade_col(t)
     if col is None:
-        return None
+        return _bands_across(t)
     heads = [compact(h) for h in t.header]
     cum_cols = [i for i, h in enumerate(heads) if any(w in h for w in HEADER_WORDS["band_cumulative"])]
     share_cols = [i for i, h in enumerate(heads) if i != col and i not in cum_cols and (
@@ -110,6 +146,8 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
                 break
         if mark:
             marks[grade] = mark
+    if len(marks) < 3:
+        return _bands_across(t) or (marks, where)
     return marks, where
 
 
@@ -144,7 +182,9 @@ def read_bands(tables: list[Table], sentences: list[Sentence], f: Findings) -> l
             candidates.append(("sentences", marks, where))
     looked = [t.name for t in tables] + ["every sentence mentioning 등급 with a %"]
     if not candidates:
-        f.problem("missing", "grade_bands", "no grade bands (1등급–5등급 with shares or 상위 % ranges) found", looked)
+        stars = any("★" in s.text for s in sentences)
+        hint = "; star ratings (★, more is better) are not read as 등급 — give 1등급–5등급 via --fill" if stars else ""
+        f.problem("missing", "grade_bands", f"no grade bands (1등급–5등급 with shares or 상위 % ranges) found{hint}", looked)
         return None
     name, marks, where = candidates[0]
     missing = [g for g in range(1, 6) if g not in marks]

@@ -115,10 +115,18 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
         cat_where = t.cell_where(row, cat_w_col) + f" = {cells[cat_w_col]!r}" if cat_w_col is not None else ""
         if inline and cat_w is not None and not cat_where:
             cat_where = t.cell_where(row, cat_col) + f" = {cells[cat_col]!r}"  # type: ignore[arg-type]
-        for metric, inner in _incell(name):
+        listed = _incell(name)
+        if len(listed) > 1 and all(w is None for _, w in listed) and cat_w is None and m_w_col is not None:
+            # "샤프지수, 소르티노" sharing one weight cell: the weight is the category's, not each metric's
+            cat_w = _weight(cells[m_w_col], t.cell_where(row, m_w_col), findings, "criteria")
+            cat_where = t.cell_where(row, m_w_col) + f" = {cells[m_w_col]!r}"
+            listed = [(n, None) for n, _ in listed]
+            if not category:
+                category = name
+        for metric, inner in listed:
             m_w = inner
             weight_where = f"{where} = {name!r}" if inner is not None else ""
-            if m_w is None and m_w_col is not None:
+            if m_w is None and m_w_col is not None and not (len(listed) > 1 and cat_w is not None):
                 weight_where = t.cell_where(row, m_w_col) + f" = {cells[m_w_col]!r}"
                 if compact(cells[m_w_col]) in ("-", "–", "—"):
                     findings.notes.append(f"{metric!r} has '-' for its weight ({where}): listed, not scored")

@@ -13,7 +13,7 @@ from evaluator.methodology.ingest_text import compact
 
 HEADER_WORDS: dict[str, tuple[str, ...]] = {
     "category": (
-        "구분", "평가항목", "평가요소", "평가부문", "평가영역", "대분류", "항목", "평가구분", "부문", "영역",
+        "구분", "평가항목", "평가요소", "평가부문", "평가영역", "대분류", "중분류", "항목", "평가구분", "부문", "영역",
         "category", "criterion", "criteria", "area", "pillar",
     ),
     "metric": (

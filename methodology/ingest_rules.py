@@ -58,7 +58,9 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
 
 
 _HISTORY_CTX = re.compile(r"운용기간|설정\s*후|설정일|경과|운용된|운용실적|운용\s*기간|track\s*record|history", re.I)
-_HISTORY = re.compile(r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:이상|초과|or\s*more|or\s*longer)", re.I)
+_HISTORY = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:이|가)?\s*(?:이상|초과|경과|지난|or\s*more|or\s*longer)", re.I
+)
 _HISTORY_EN = re.compile(r"at\s*least\s*(\d+(?:\.\d+)?)\s*(years?|months?)", re.I)
 _HISTORY_BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:미만|less\s*than)", re.I)
 _EXCLUDE = re.compile(r"제외|평가하지\s*않|평가\s*대상이\s*아니|excluded|not\s*rated|not\s*eligible", re.I)
@@ -66,7 +68,7 @@ _AMOUNT_CTX = re.compile(r"설정\s*원본|설정\s*액|설정\s*규모|순자�
 _SIZE = re.compile(
     r"(\d+)\s*개\s*(미만|이하)|(?:fewer|less)\s*than\s*(\d+)\s*funds|(\d+)\s*개\s*이상|at\s*least\s*(\d+)\s*funds", re.I
 )
-_SIZE_CTX = re.compile(r"동일\s*유형|동류|유형\s*내|peer|같은\s*유형|그룹", re.I)
+_SIZE_CTX = re.compile(r"동일\s*유형|동류|유형\s*내|유형별|peer|같은\s*유형|그룹|펀드\s*수", re.I)
 
 
 def _groups_named(text: str, groups: list[str]) -> list[str]:

@@ -458,6 +458,75 @@ def refused_unread_qualitative() -> bytes:
     )
 
 
+def _basics(doc: Doc) -> Doc:
+    return (
+        doc.p("평가 대상 유형은 국내주식형, 채권형, 혼합형이다.")
+        .p(
+            "설정 후 3년이 경과하고 설정액 100억 원 이상인 펀드를 대상으로 한다. 유형별 평가대상 펀드 수가 10개 "
+            "미만이면 등급을 산출하지 않는다."
+        )
+        .p("운용기간 3년 이상 펀드는 3년 100%를 반영한다.")
+    )
+
+
+def three_level_table() -> bytes:
+    """대분류 (정량/정성) | 중분류 | 평가지표 | 가중치(%) | 비고 with numbers in the 비고 column, and a band table
+    laid out sideways (등급 | 1등급 | 2등급 … over 비율 | 10% | …)."""
+    d = _basics(Doc("HYGothic-Medium").p("B자산운용평가 펀드평가 방법론").p("2023년 12월 개정"))
+    d.table(
+        [
+            ["대분류", "중분류", "평가지표", "가중치(%)", "비고"],
+            ["정량평가", "수익성", "연환산 수익률", "20", "3년 기준"],
+            [None, "위험조정성과", "샤프지수", "20", "무위험수익률 CD91일"],
+            [None, None, "젠센 알파", "10", "벤치마크: KOSPI200"],
+            [None, "위험", "최대손실률", "20", ""],
+            ["정성평가", "운용사", "운용철학", "15", "애널리스트 평가"],
+            [None, None, "운용인력 안정성", "15", ""],
+            ["합계", "", "", "100", ""],
+        ],
+        (25, 30, 35, 20, 40),
+        spans=[(0, 1, 0, 4), (1, 2, 1, 3), (0, 5, 0, 6), (1, 5, 1, 6), (0, 7, 2, 7)],
+    )
+    d.p("등급별 비율은 다음과 같다.")
+    d.table([["등급", "1등급", "2등급", "3등급", "4등급", "5등급"], ["비율", "10%", "22.5%", "35%", "22.5%", "10%"]],
+            (20, 20, 20, 20, 20, 20))
+    return d.build()
+
+
+def fractions_within_points() -> bytes:
+    """Category points (배점 40/60) with metric shares as fractions inside each category; ``5등급 | 그 외``."""
+    d = _basics(Doc("HYSMyeongJo-Medium").p("I 펀드등급 기준 (ver 2.0)"))
+    d.table(
+        [["구분", "배점", "지표", "지표 비중"], ["수익", "40", "연환산수익률", "1.0"], ["위험조정", "60", "샤프", "0.5"],
+         [None, None, "소르티노", "0.5"]],
+        (30, 20, 40, 25),
+        spans=[(0, 2, 0, 3), (1, 2, 1, 3)],
+    )
+    d.p("등급 기준")
+    d.table(
+        [["등급", "기준"], ["1등급", "상위 10% 이내"], ["2등급", "상위 30% 이내"], ["3등급", "상위 70% 이내"],
+         ["4등급", "상위 90% 이내"], ["5등급", "그 외"]],
+        (30, 50),
+    )
+    return d.build()
+
+
+def refused_shared_weight() -> bytes:
+    """Two metrics share one category weight with no split given: ingest does not split it equally."""
+    d = _basics(Doc("HYSMyeongJo-Medium").p("C사 방법론 (버전 1.2)"))
+    d.table([["평가항목", "반영비율", "세부지표"], ["수익률", "30%", "연환산 수익률"], ["위험조정성과", "70%", "샤프지수, 소르티노"]],
+            (40, 30, 60))
+    d.p("상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다.")
+    return d.build()
+
+
+def refused_star_ratings() -> bytes:
+    """Stars (★★★★★ = best) are not 등급 (1등급 = best): refused, never turned around silently."""
+    d = _basics(Doc("HYGothic-Medium").p("Star Rating Methodology 2024"))
+    d.p("MRAR 100%로 순위를 매긴다. 상위 10%는 ★★★★★, 다음 22.5%는 ★★★★, 다음 35%는 ★★★, 다음 22.5%는 ★★, 하위 10%는 ★.")
+    return d.build()
+
+
 STANDARD_BANDS = [10.0, 22.5, 35.0, 22.5, 10.0]
 RANGE_BANDS = [10.0, 20.0, 40.0, 20.0, 10.0]
 
@@ -541,7 +610,29 @@ CORPUS: list[Case] = [
         eligibility={"min_history_years": 3, "min_set_amount_krw": 200 * EOK, "min_peer_group_size": 11},
         peer_groups=["국내주식일반형", "국내주식인덱스형", "국내채권형", "해외주식형"],
     ),
+    Case(
+        "three_level_table", three_level_table,
+        effective={"annualized_return": 2 / 7, "sharpe": 2 / 7, "jensen_alpha": 1 / 7, "max_drawdown": 2 / 7},
+        qualitative_weight=30.0,
+        periods=[(3, {"3y": 100})],
+        bands=STANDARD_BANDS,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 10},
+        peer_groups=["국내주식형", "채권형", "혼합형"],
+    ),
+    Case(
+        "fractions_within_points", fractions_within_points,
+        effective={"annualized_return": 0.4, "sharpe": 0.3, "sortino": 0.3},
+        periods=[(3, {"3y": 100})],
+        bands=RANGE_BANDS,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 10},
+        peer_groups=["국내주식형", "채권형", "혼합형"],
+    ),
     Case("refused_no_weights", refused_no_weights, refusal=("have no weights", "ingest does not guess")),
+    Case(
+        "refused_shared_weight", refused_shared_weight,
+        refusal=("lists 샤프지수, 소르티노 without weights", "does not split"),
+    ),
+    Case("refused_star_ratings", refused_star_ratings, refusal=("[missing] grade_bands", "star ratings (★")),
     Case(
         "refused_unread_qualitative", refused_unread_qualitative,
         refusal=("[missing] qualitative", "정성평가 20%", "--fill"),
