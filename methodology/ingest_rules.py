@@ -81,6 +81,33 @@ def _set(store: dict[str, list[tuple[float, Sentence]]], key: str, value: float,
         store[key].append((value, s))
 
 
+def _threshold_hits(text: str, excluded: bool) -> list[tuple[str, float, str]]:
+    """(rule, value, the clause that states it) for every history/amount threshold in one sentence; the clause
+    (text since the previous threshold) tells whether it names particular 유형."""
+    hits: list[tuple[str, float, str]] = []
+    if _HISTORY_CTX.search(text) or _HISTORY_EN.search(text):
+        start = 0
+        for m in list(_HISTORY.finditer(text)) + list(_HISTORY_EN.finditer(text)):
+            hits.append(("min_history_years", years_value(m.group(1), m.group(2).lower()), text[start : m.end()]))
+            start = m.end()
+        below = _HISTORY_BELOW.search(text) if excluded and not hits else None
+        if below:
+            hits.append(("min_history_years", years_value(below.group(1), below.group(2).lower()), text[: below.end()]))
+    if _AMOUNT_CTX.search(text):
+        start = 0
+        for value, m in find_amounts(text):
+            tail = re.sub(r"\([^)]*\)", "", text[m.end() : m.end() + 40])[:12]  # skip "(채권형은 300억원)"
+            head = text[max(0, m.start() - 12) : m.start()]
+            if (
+                re.search(r"이상|or\s*more|초과", tail, re.I)
+                or re.search(r"at\s*least|minimum|최소", head, re.I)
+                or (excluded and re.search(r"미만|less\s*than|below", tail + head, re.I))
+            ):
+                hits.append(("min_set_amount_krw", value, text[start : m.end()]))
+                start = m.end()
+    return hits
+
+
 def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) -> dict[str, Any] | None:
     general: dict[str, list[tuple[float, Sentence]]] = {}
     per_group: dict[str, dict[str, list[tuple[float, Sentence]]]] = {}
@@ -88,28 +115,9 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
         text = s.text
         if "%" in text:
             continue
-        named = _groups_named(text, groups)
-        target = general if not named or len(named) == len(groups) else None
-        hits: list[tuple[str, float]] = []
+        hits: list[tuple[str, float, str]] = []
         excluded = bool(_EXCLUDE.search(text))  # "… 미만인 펀드는 평가대상에서 제외한다"
-        if _HISTORY_CTX.search(text) or _HISTORY_EN.search(text):
-            m = _HISTORY.search(text) or _HISTORY_EN.search(text)
-            below = _HISTORY_BELOW.search(text) if excluded else None
-            if m:
-                hits.append(("min_history_years", years_value(m.group(1), m.group(2).lower())))
-            elif below:
-                hits.append(("min_history_years", years_value(below.group(1), below.group(2).lower())))
-        if _AMOUNT_CTX.search(text):
-            for value, m in find_amounts(text):
-                tail = text[m.end() : m.end() + 12]
-                head = text[max(0, m.start() - 12) : m.start()]
-                if (
-                    re.search(r"이상|or\s*more|초과", tail, re.I)
-                    or re.search(r"at\s*least|minimum|최소", head, re.I)
-                    or (excluded and re.search(r"미만|less\s*than|below", tail + head, re.I))
-                ):
-                    hits.append(("min_set_amount_krw", value))
-                    break
+        hits += _threshold_hits(text, excluded)
         m = _SIZE.search(text)
         if m and _SIZE_CTX.search(text) and re.search(r"등급|산출|부여|rate|grade|평가", text, re.I):
             if m.group(1):
@@ -117,10 +125,11 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
             else:
                 n = int(m.group(3) or m.group(4) or m.group(5))
             _set(general, "min_peer_group_size", n, s)
-        for key, value in hits:
-            if target is not None:
+        for key, value, segment in hits:
+            named = _groups_named(segment, groups)
+            if not named or len(named) == len(groups):
                 _set(general, key, value, s)
-            else:
+            else:  # "단, 채권형은 설정원본 300억원 이상": that 유형's own threshold
                 for g in named:
                     _set(per_group.setdefault(g, {}), key, value, s)
     out: dict[str, Any] = {}
@@ -229,7 +238,7 @@ def _periods_from_sentence(s: Sentence) -> list[tuple[float | None, dict[str, fl
         head = s.text[start : p.start()]
         if current is None or _MIN.search(head) or _BELOW.search(head):
             lo = _min_years(head)
-            if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간", head):
+            if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간|평가기간|기간별|가중치", head):
                 return rules
             current = (lo, {})
             rules.append((current[0], current[1], where, s.page))

@@ -129,10 +129,44 @@ def test_units_and_text() -> None:
         parse_weight("높음")
     amounts = [v for v, _ in find_amounts("설정원본 100억원, 1조 5,000억원, KRW 10 billion, 200억 이상, 5,000,000,000원")]
     assert amounts == [10_000_000_000, 1_500_000_000_000, 10_000_000_000, 20_000_000_000, 5_000_000_000]
+    article = [v for v, _ in find_amounts("제3조(대상) 설정원본 200억원 이상, 제 5 조, 50억 이상")]
+    assert article == [20_000_000_000, 5_000_000_000]  # 제3조 is an article, not 3조원
     assert clean("평 가 지 표 와 배 점") == "평가지표와배점" and clean("위 험") == "위험"
     assert clean("이 방법론은 펀드를 평가한다") == "이 방법론은 펀드를 평가한다"
     assert compact("Sharpe Ratio") == "sharperatio"
     assert is_total("합 계") and is_total("Total") and not is_total("합계수익률 상위")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "운용기간 3년 이상, 설정원본 100억원(채권형은 300억원) 이상인 펀드를 평가한다.",
+            {"min_history_years": 3, "min_set_amount_krw": 10_000_000_000,
+             "overrides": {"채권형": {"min_set_amount_krw": 30_000_000_000}}},
+        ),
+        (
+            "설정일로부터 3년 미만인 펀드와 설정원본 100억원 미만인 펀드는 평가대상에서 제외한다.",
+            {"min_history_years": 3, "min_set_amount_krw": 10_000_000_000},
+        ),
+        (
+            "설정 후 36개월이 경과하고 순자산 KRW 5 billion 이상. 단, 채권형 펀드는 운용기간 5년 이상이어야 한다.",
+            {"min_history_years": 3, "min_set_amount_krw": 5_000_000_000,
+             "overrides": {"채권형": {"min_history_years": 5}}},
+        ),
+    ],
+)
+def test_eligibility_sentences(text: str, expected: dict) -> None:
+    from evaluator.methodology.ingest_findings import Findings
+    from evaluator.methodology.ingest_rules import read_eligibility
+    from evaluator.methodology.ingest_tables import Sentence
+    from evaluator.methodology.ingest_text import split_sentences
+
+    f = Findings("test")
+    sentences = [Sentence(s, 1, "text") for s in split_sentences(clean(text))]
+    sentences.append(Sentence("동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다", 1, "text"))
+    got = read_eligibility(sentences, ["주식형", "채권형", "혼합형"], f)
+    assert got == {**expected, "min_peer_group_size": 5}, f.problems
 
 
 def _weights_doc(rows: list[list[str | None]], **extra: str) -> bytes:
