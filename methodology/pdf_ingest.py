@@ -217,6 +217,8 @@ def _open(p: Path, f: Findings) -> dict[str, Any]:
                 "HWP exports do). Nothing was guessed; export the document again with Unicode fonts (e.g. "
                 "'PDF로 저장' with fonts embedded) or run OCR first"
             )
+        if share > 0.05:
+            f.notes.append(f"{share:.0%} of the text layer is unreadable font codes; values there cannot be read")
         tables, pages = _collect_tables(pdf)
         if L.DOC_TABLE in tables and L.CRITERIA_TABLE in tables:
             return _exact(tables, pages, f)

@@ -2,7 +2,8 @@
 
 Every rubric value lives in a table cell (pdfplumber reads table cells exactly; wrapped prose it does
 not), and each table is recognised by its header row. Prose in the PDF is generated from the rubric and
-only explains it; ingest never reads prose.
+only explains it; reading this layout back never reads prose. (A firm's own layout is read by
+:mod:`ingest_firm` instead.)
 """
 
 from __future__ import annotations

@@ -271,10 +271,33 @@ def _bands_and_rewards(r: Mapping[str, Any]) -> list[Any]:
     return story
 
 
+def _strings(doc: Any) -> list[str]:
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, Mapping):
+        return [s for k, v in doc.items() for s in _strings(k) + _strings(v)]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _strings(v)]
+    return []
+
+
+def _missing_glyphs(rubric: Mapping[str, Any]) -> list[str]:
+    """Characters the embedded font cannot draw (they would print as empty boxes)."""
+    _style("p")
+    glyphs = pdfmetrics.getFont(L.FONT).face.charToGlyph
+    return sorted({ch for text in _strings(rubric) for ch in text if not ch.isspace() and ord(ch) not in glyphs})
+
+
 def render_pdf_bytes(rubric: Mapping[str, Any], *, validate: bool = True) -> bytes:
     """The methodology PDF for ``rubric`` as bytes (``validate=False`` renders even a broken rubric)."""
     if validate:
         validate_rubric(rubric)
+    missing = _missing_glyphs(rubric)
+    if missing:
+        raise ValueError(
+            f"the embedded font ({L.FONT}) has no glyph for {' '.join(missing)}; the PDF would show empty boxes "
+            "there, so replace those characters in the rubric"
+        )
     buf = io.BytesIO()
     doc = SimpleDocTemplate(
         buf,

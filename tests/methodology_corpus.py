@@ -146,7 +146,7 @@ def kofr_points_merged() -> bytes:
     )
 
 
-def percent_split_tables() -> bytes:
+def percent_split_tables(repeat_header: bool = True) -> bytes:
     """Two weight columns (항목 and 지표), merged category cells, a table split over two pages with its header
     repeated, a share table for bands, a wide period table, a 채권형 override, NanumGothic (TrueType)."""
     doc = Doc("NanumGothic").p("K자산평가 펀드 평가 기준서").p("시행일: 2025-01-01")
@@ -181,6 +181,7 @@ def percent_split_tables() -> bytes:
         ],
         (35, 30, 45, 30),
         spans=[(0, 2, 0, 4), (1, 2, 1, 4), (0, 5, 0, 6), (1, 5, 1, 6)],
+        repeat_header=repeat_header,
     )
     doc.h("4. 등급")
     doc.table(

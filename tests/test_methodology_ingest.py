@@ -79,10 +79,14 @@ def test_provenance_names_page_and_cell(tmp_path: Path) -> None:
     assert [c["name"] for c in rubric["criteria"]] == ["수익률", "위험조정성과", "위험"]
 
 
-def test_table_split_over_pages_is_one_table(tmp_path: Path) -> None:
-    _, report = ingest_with_report(_write(tmp_path, "split", CORPUS[1].build()))
+@pytest.mark.parametrize("repeat_header", [True, False])
+def test_table_split_over_pages_is_one_table(tmp_path: Path, repeat_header: bool) -> None:
+    from methodology_corpus import percent_split_tables
+
+    rubric, report = ingest_with_report(_write(tmp_path, "split", percent_split_tables(repeat_header)))
     criteria = [t for t in report["tables"] if t["role"] == "criteria"]
     assert len(criteria) == 1 and criteria[0]["pages"] == [1, 2] and criteria[0]["rows"] == 6
+    assert mismatches(CORPUS[1], rubric) == []
 
 
 @pytest.mark.parametrize(

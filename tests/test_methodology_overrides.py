@@ -137,3 +137,15 @@ def test_rendered_pdf_embeds_a_hangul_truetype_subset(tmp_path: Path) -> None:
     assert used and all(f.endswith("+NanumGothic") for f in used)
     drawn = [(base, embedded) for base, embedded in fonts.values() if base.strip("/'") in used]
     assert len(drawn) == len(used) and all(embedded for _, embedded in drawn)
+
+
+def test_render_refuses_characters_the_font_cannot_draw(tmp_path: Path) -> None:
+    r = default_rubric()
+    r["name"] = "펀드 평가 방법론 \U0001F600"
+    with pytest.raises(ValueError, match="has no glyph for \U0001F600"):
+        render_pdf_bytes(r)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(r, ensure_ascii=False), encoding="utf-8")
+    result = runner.invoke(app, ["methodology", "render", str(path), "-o", str(tmp_path / "m.pdf")])
+    assert result.exit_code == 2 and "empty boxes" in " ".join(result.output.split())
+    assert not (tmp_path / "m.pdf").exists()
