@@ -36,18 +36,27 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
                 t.role = "peer groups"
                 f.found("peer_groups", names, t.pages[0], t.name, ", ".join(names))
                 return names
-    strong = [s for s in sentences if _STRONG_CONTEXT.search(s.text)]
-    for s in strong + [s for s in sentences if s not in strong]:
-        if not _LIST_CONTEXT.search(s.text):
-            continue
-        names: list[str] = []
-        for m in _GROUP.finditer(s.text):
-            n = re.sub(r"^.*(?:은|는|:|을|를)", "", m.group(1))  # letter-spaced text loses the space: 유형은국내주식형
-            if compact(n) not in _NOT_GROUP and n not in names and not n.endswith("유형"):
-                names.append(n)
-        if len(names) >= 2:
-            f.found("peer_groups", names, s.page, _where(s), s.text)
-            return names
+    lists: list[tuple[list[str], Sentence]] = []
+    for strong in (True, False):
+        for s in sentences:
+            if bool(_STRONG_CONTEXT.search(s.text)) != strong or not _LIST_CONTEXT.search(s.text):
+                continue
+            names: list[str] = []
+            for m in _GROUP.finditer(s.text):
+                n = re.sub(r"^.*(?:은|는|:|을|를)", "", m.group(1))  # letter-spaced text loses the space
+                if compact(n) not in _NOT_GROUP and n not in names and not n.endswith("유형"):
+                    names.append(n)
+            if len(names) >= 2:
+                lists.append((names, s))
+        if lists:
+            break
+    if lists:
+        names, s = max(lists, key=lambda x: len(x[0]))  # the fullest list, not an example naming two
+        others = [n for n, _ in lists if not set(n) <= set(names)]
+        if others:
+            f.notes.append(f"other lists of 유형 in the text, not used: {others}")
+        f.found("peer_groups", names, s.page, _where(s), s.text)
+        return names
     f.problem(
         "missing",
         "peer_groups",
