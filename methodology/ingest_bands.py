@@ -186,6 +186,16 @@ def read_bands(tables: list[Table], sentences: list[Sentence], f: Findings) -> l
         hint = "; star ratings (★, more is better) are not read as 등급 — give 1등급–5등급 via --fill" if stars else ""
         f.problem("missing", "grade_bands", f"no grade bands (1등급–5등급 with shares or 상위 % ranges) found{hint}", looked)
         return None
+    more = sorted({m.group(1) for s in sentences for m in re.finditer(r"(?<![\d.])([6-9])\s*등급", s.text)})
+    if more:
+        f.problem(
+            "invalid",
+            "grade_bands",
+            f"the document has more than five grades ({', '.join(g + '등급' for g in more)}); only 1등급–5등급 are "
+            "supported",
+            [candidates[0][0]],
+        )
+        return None
     name, marks, where = candidates[0]
     missing = [g for g in range(1, 6) if g not in marks]
     if missing:

@@ -63,6 +63,17 @@ def _names_metrics(items: list[Item]) -> bool:
     return any(metric_id(it.metric)[0] or "family" in (metric_id(it.metric)[1] or "") for it in items)
 
 
+def _weights_said(built: dict[str, Any] | None) -> str:
+    """Effective metric weights of one candidate table, e.g. ``annualized_return 50%, sharpe 50%``."""
+    if not built:
+        return "no usable weights"
+    eff: dict[str, float] = {}
+    for c in built["criteria"]:
+        for m in c["metrics"]:
+            eff[m["metric"]] = eff.get(m["metric"], 0.0) + c["weight"] * m["weight"] / 100
+    return ", ".join(f"{k} {v:.4g}%" for k, v in eff.items())
+
+
 def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> dict[str, Any] | None:
     totals = stated_totals(sentences)
     candidates: list[tuple[Table, dict[str, Any] | None, Findings]] = []
@@ -88,10 +99,11 @@ def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> di
         results = [c[1] for c in candidates]
         if any(r != results[0] for r in results[1:]):
             names = " and ".join(c[0].name for c in candidates)
+            said = "; ".join(f"{c[0].name.split(' (')[0]} gives {_weights_said(c[1])}" for c in candidates)
             f.problem(
                 "ambiguous",
                 "criteria",
-                f"two candidate criteria tables that disagree: {names}; ingest does not choose between them",
+                f"two candidate criteria tables that disagree: {names}; ingest does not choose between them ({said})",
                 [c[0].name for c in candidates],
             )
             return None

@@ -291,3 +291,19 @@ def test_cli_bad_fill_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("[1, 2", encoding="utf-8")
     result = runner.invoke(app, ["methodology", "ingest", str(pdf), "-o", str(tmp_path / "r.json"), "--fill", str(bad)])
     assert result.exit_code == 2 and "not readable JSON" in _one_line(result.output)
+
+
+def test_more_than_five_grades_is_refused(tmp_path: Path) -> None:
+    bands = "1등급 상위 5%, 2등급 다음 10%, 3등급 다음 15%, 4등급 다음 40%, 5등급 다음 15%, 6등급 다음 10%, 7등급 나머지 5%."
+    rows = [["평가지표", "가중치"], ["샤프지수", "100%"]]
+    with pytest.raises(IngestError, match=r"more than five grades \(6등급, 7등급\)"):
+        ingest_pdf(_write(tmp_path, "seven", _weights_doc(rows, bands=bands)))
+
+
+def test_two_tables_refusal_shows_both_weightings(tmp_path: Path) -> None:
+    case = next(c for c in CORPUS if c.name == "refused_two_tables")
+    with pytest.raises(IngestError) as exc:
+        ingest_pdf(_write(tmp_path, "two", case.build()))
+    said = str(exc.value)
+    assert "table 1 on p.1 gives annualized_return 50%, sharpe 50%" in said
+    assert "table 2 on p.1 gives annualized_return 40%, sharpe 60%" in said
