@@ -289,6 +289,17 @@ def build_criteria(items: list[Item], totals: list[float], source: str, f: Findi
                 [source, "합계 rows and sentences such as '배점 100점'"],
             )
             return None
+    if group_w and len(groups) == 2:
+        stated, read = group_w[True] / sum(group_w.values()) * 100, groups[True] / total * 100
+        if abs(stated - read) > 1e-6:
+            f.problem(
+                "invalid",
+                "criteria weights",
+                f"the group labels give the qualitative part {stated:g}% but its criteria add up to {read:g}% of "
+                f"the total ({_fmt(list(groups.values()))})",
+                [source],
+            )
+            return None
     return _assemble(cats, groups, total, f, None)
 
 

@@ -307,3 +307,15 @@ def test_two_tables_refusal_shows_both_weightings(tmp_path: Path) -> None:
     said = str(exc.value)
     assert "table 1 on p.1 gives annualized_return 50%, sharpe 50%" in said
     assert "table 2 on p.1 gives annualized_return 40%, sharpe 60%" in said
+
+
+def test_group_labels_that_contradict_the_points_are_refused(tmp_path: Path) -> None:
+    rows = [
+        ["구분", "평가지표", "배점"],
+        ["정량평가(70%)", "샤프지수", "60"],
+        [None, "변동성", "20"],
+        ["정성평가(30%)", "운용철학", "10"],
+        [None, "운용조직", "10"],
+    ]
+    with pytest.raises(IngestError, match="group labels give the qualitative part 30% but its criteria add up to 20%"):
+        ingest_pdf(_write(tmp_path, "contradiction", _weights_doc(rows)))
