@@ -103,6 +103,10 @@ def _raw_tables(pdf: Any) -> list[Table]:
     return out
 
 
+def _width(t: Table) -> int:
+    return len(t.header) if t.header else (len(t.rows[0].cells) if t.rows else 0)
+
+
 def _merge_split(tables: list[Table]) -> list[Table]:
     """A table continued on the next page (header repeated, or no header) is one table."""
     merged: list[Table] = []
@@ -114,7 +118,7 @@ def _merge_split(tables: list[Table]) -> list[Table]:
             and prev.bottom > prev.page_height * 0.6
             and t.top < t.page_height * 0.4
         )
-        width_same = prev is not None and len(prev.header or prev.rows[0].cells) == len(t.header or t.rows[0].cells)
+        width_same = prev is not None and _width(prev) == _width(t) > 0
         if prev is not None and follows and width_same and (
             not t.header or [compact(c) for c in t.header] == [compact(c) for c in prev.header]
         ):

@@ -265,8 +265,9 @@ def ingest_with_report(
     try:
         draft = _open(p, f)
     except IngestError as exc:
-        f.problem("unreadable", "document", str(exc))
-        raise IngestError(str(exc), None, f.report("refused")) from None
+        own_layout = f.layout == "evaluator"  # the project's own tables, read, but describing an invalid rubric
+        f.problem("invalid" if own_layout else "unreadable", "document", str(exc))
+        raise IngestError(str(exc), None, f.report("incomplete" if own_layout else "refused")) from None
     except (PDFSyntaxError, ValueError, KeyError, TypeError) as exc:
         raise IngestError(f"{p} is not a readable PDF ({type(exc).__name__}: {exc})") from exc
     except Exception as exc:  # pdfminer raises many unrelated types for a broken file
