@@ -20,6 +20,7 @@ from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.pdfgen import canvas
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from evaluator.methodology.pdf_render import font_path
@@ -528,6 +529,44 @@ def refused_star_ratings() -> bytes:
     return d.build()
 
 
+def hwp_char_spacing() -> bytes:
+    """HWP export drawn the way HWP draws it: justified text as character spacing (PDF ``Tc``), so every
+    character of prose and table cells comes out separated, and word spaces are lost."""
+    font = _font("HYGothic-Medium")
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+
+    def line(x: float, y: float, text: str, size: float = 10) -> None:
+        t = c.beginText(x, y)
+        t.setFont(font, size)
+        t.setCharSpace(4)
+        t.textLine(text)
+        c.drawText(t)
+
+    y = 800.0
+    for text in (
+        "펀드등급 산정기준서 (개정 2020.06)",
+        "평가유형은 국내주식형, 해외주식형, 채권혼합형으로 구분한다.",
+        "운용기간 2년 이상, 설정원본 1조원 이상인 펀드를 평가한다.",
+        "동일유형 내 펀드가 20개 미만인 경우 등급을 산출하지 아니한다.",
+        "운용기간 2년 이상 3년 미만인 펀드는 1년 100%, 3년 이상인 펀드는 1년 50%, 3년 50%를 반영한다.",
+        "1등급 상위 10%, 2등급 다음 20%, 3등급 다음 40%, 4등급 다음 20%, 5등급 나머지 10%.",
+    ):
+        line(50, y, text)
+        y -= 22
+    rows = [["평가지표", "배점"], ["샤프지수", "40"], ["소르티노", "30"], ["칼마비율", "30"]]
+    widths, height, top = (120.0, 60.0), 22.0, y - 10
+    for r, row in enumerate(rows):
+        x = 50.0
+        for w, cell in zip(widths, row, strict=True):
+            c.rect(x, top - (r + 1) * height, w, height)
+            line(x + 6, top - (r + 1) * height + 7, cell, 9)
+            x += w
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
 STANDARD_BANDS = [10.0, 22.5, 35.0, 22.5, 10.0]
 RANGE_BANDS = [10.0, 20.0, 40.0, 20.0, 10.0]
 
@@ -627,6 +666,14 @@ CORPUS: list[Case] = [
         bands=RANGE_BANDS,
         eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 10},
         peer_groups=["국내주식형", "채권형", "혼합형"],
+    ),
+    Case(
+        "hwp_char_spacing", hwp_char_spacing,
+        effective={"sharpe": 0.4, "sortino": 0.3, "calmar": 0.3},
+        periods=[(2, {"1y": 100}), (3, {"1y": 50, "3y": 50})],
+        bands=RANGE_BANDS,
+        eligibility={"min_history_years": 2, "min_set_amount_krw": 1_000_000_000_000, "min_peer_group_size": 20},
+        peer_groups=["국내주식형", "해외주식형", "채권혼합형"],
     ),
     Case("refused_no_weights", refused_no_weights, refusal=("have no weights", "ingest does not guess")),
     Case(
