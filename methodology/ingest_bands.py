@@ -106,7 +106,7 @@ def _bands_across(t: Table) -> tuple[dict[int, Any], dict[int, str]] | None:
                 if mark:
                     marks[grade] = mark
             if grade in marks:
-                where[grade] = t.cell_where(row, i)
+                where[grade] = f"{t.cell_where(row, i)} = {cell!r}"
         if len(marks) >= 3:
             return marks, where
     return None
@@ -142,7 +142,7 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
             else:
                 mark = _bound(cell)
             if mark:
-                where[grade] = t.cell_where(row, i)
+                where[grade] = f"{t.cell_where(row, i)} = {cell!r}"
                 break
         if mark:
             marks[grade] = mark
@@ -210,7 +210,10 @@ def read_bands(tables: list[Table], sentences: list[Sentence], f: Findings) -> l
     bands = []
     for g, share in zip(range(1, 6), shares, strict=True):
         bands.append({"grade": g, "label": f"{g}등급", "share": share})
-        f.found(f"grade_bands[{g}].share", share, _page(where[g]), where[g], str(marks[g]))
+        kind, a, b = marks[g]
+        said = {"share": f"share {a:g}%", "cum": f"top {a:g}% (cumulative)", "above": f"beyond top {a:g}%",
+                "rest": "the rest"}.get(kind) or f"top {a:g}–{b:g}%"
+        f.found(f"grade_bands[{g}].share", share, _page(where[g]), where[g], said)
     return bands
 
 
