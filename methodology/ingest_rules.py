@@ -12,7 +12,7 @@ from typing import Any
 
 from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, is_total
-from evaluator.methodology.ingest_tables import Sentence, Table
+from evaluator.methodology.ingest_tables import Sentence, Table, fill_down
 from evaluator.methodology.ingest_text import NumberError, compact, find_amounts, parse_weight, years_value
 from evaluator.methodology.rubric import PERIODS
 
@@ -210,11 +210,37 @@ def _period_name(text: str) -> str | None:
     return name if name in PERIODS else None
 
 
+def _periods_long(t: Table) -> list[tuple[float | None, dict[str, float], str, int]] | None:
+    """``운용기간 | 평가기간 | 가중치`` with one row per window (the 운용기간 cell merged over its rows)."""
+    heads = [compact(h) for h in t.header]
+    period = next((i for i, h in enumerate(heads) if re.search(r"평가기간|측정기간|기간|window|period", h) and i > 0), None)
+    weight = next((i for i, h in enumerate(heads) if header_role(t.header[i]) == "weight"), None)
+    if period is None or weight is None or not re.search(r"운용기간|경과기간|구분|history|설정기간", heads[0]):
+        return None
+    fill_down(t, [0])
+    by_label: dict[str, tuple[float | None, dict[str, float], str, int]] = {}
+    for row in t.rows:
+        name = _period_name(row.cells[period]) if period < len(row.cells) else None
+        if not name or weight >= len(row.cells):
+            continue
+        try:
+            w = parse_weight(row.cells[weight])
+        except NumberError:
+            return None
+        if w is None:
+            continue
+        label = row.cells[0]
+        if label not in by_label:
+            by_label[label] = (_min_years(label), {}, t.cell_where(row, 0) + f" = {label!r}", row.page)
+        by_label[label][1][name] = w[0]
+    return list(by_label.values()) or None
+
+
 def _periods_from_table(t: Table, f: Findings) -> list[tuple[float | None, dict[str, float], str, int]] | None:
     cols = {i: _period_name(h) for i, h in enumerate(t.header)}
     wide = {i: p for i, p in cols.items() if p}
     if len(wide) < 2 or header_role(t.header[0]) == "weight":
-        return None
+        return _periods_long(t)
     rules = []
     for row in t.rows:
         label = row.cells[0]

@@ -319,3 +319,31 @@ def test_group_labels_that_contradict_the_points_are_refused(tmp_path: Path) -> 
     ]
     with pytest.raises(IngestError, match="group labels give the qualitative part 30% but its criteria add up to 20%"):
         ingest_pdf(_write(tmp_path, "contradiction", _weights_doc(rows)))
+
+
+def test_period_weights_in_a_long_table_with_merged_history_cells(tmp_path: Path) -> None:
+    doc = Doc("HYGothic-Medium").p("기간 가중치 방법론 (개정 2024.01)")
+    doc.p("평가 유형은 국내주식형, 채권형으로 구분한다.")
+    doc.p("운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가한다. 동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다.")
+    doc.table(
+        [
+            ["운용기간", "평가기간", "가중치(%)"],
+            ["3년 이상 5년 미만", "3년", "100"],
+            ["5년 이상 10년 미만", "3년", "40"],
+            [None, "5년", "60"],
+            ["10년 이상", "3년", "20"],
+            [None, "5년", "30"],
+            [None, "10년", "50"],
+        ],
+        (50, 30, 30),
+        spans=[(0, 2, 0, 3), (0, 4, 0, 6)],
+    )
+    doc.table([["평가지표", "가중치"], ["샤프지수", "100%"]], (50, 30))
+    doc.p("상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다.")
+    rubric, report = ingest_with_report(_write(tmp_path, "long", doc.build()))
+    assert rubric["period_weights"] == [
+        {"min_history_years": 3, "weights": {"3y": 100}},
+        {"min_history_years": 5, "weights": {"3y": 40, "5y": 60}},
+        {"min_history_years": 10, "weights": {"3y": 20, "5y": 30, "10y": 50}},
+    ]
+    assert any(t["role"] == "period weights" for t in report["tables"])
