@@ -130,13 +130,23 @@ def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> di
     return build_criteria(items, totals, "sentences", f)
 
 
-_QUAL_WEIGHT = re.compile(r"(?<![가-힣])(?:정성\s*평가|비계량\s*평가|qualitative)[^.]{0,20}?\d+(?:\.\d+)?\s*(?:%|점)", re.I)
+_QUAL_WEIGHT = re.compile(r"(?<![가-힣])(?:정성|비계량|qualitative)[^.]{0,40}?\d+(?:\.\d+)?\s*(?:%|점)", re.I)
 
 
 def _unread_qualitative(criteria: dict[str, Any], tables: list[Table], sentences: list[Sentence], f: Findings) -> None:
     """A weighted 정성평가 the criteria do not contain would silently drop part of the score: report it."""
     if "qualitative" in criteria:
         return
+    for t in tables:
+        if t.role is None and any(re.search(r"(?<![가-힣])정성|qualitative", h, re.I) for h in t.header):
+            f.problem(
+                "missing",
+                "qualitative",
+                f"{t.name} looks like qualitative (정성) criteria, which were not read with the quantitative ones; "
+                "add them (with their weight) via --fill",
+                [t.name],
+            )
+            return
     for s in sentences:
         if _QUAL_WEIGHT.search(s.text):
             where = f"sentence on p.{s.page}" if s.source == "text" else s.source

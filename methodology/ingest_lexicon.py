@@ -90,7 +90,8 @@ AMBIGUOUS = {
     )
 }
 
-METRIC_ALIASES: dict[str, str] = {compact(alias): mid for mid, aliases in _M.items() for alias in aliases}
+METRIC_ALIASES: dict[str, str] = {compact(alias): mid for mid, aliases in _M.items() for alias in (mid, *aliases)}
+"""Every alias, and each engine metric id itself (``annualized_return``), in compact form."""
 
 
 def metric_id(name: str) -> tuple[str | None, str | None]:

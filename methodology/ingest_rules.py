@@ -231,7 +231,10 @@ def _periods_long(t: Table) -> list[tuple[float | None, dict[str, float], str, i
             continue
         label = row.cells[0]
         if label not in by_label:
-            by_label[label] = (_min_years(label), {}, t.cell_where(row, 0) + f" = {label!r}", row.page)
+            lo = _min_years(label)
+            if lo is None and re.fullmatch(r"\d+(?:\.\d+)?", label) and re.search(r"년|year", t.header[0], re.I):
+                lo = float(label)  # "최소 운용기간(년)" over bare numbers
+            by_label[label] = (lo, {}, t.cell_where(row, 0) + f" = {label!r}", row.page)
         by_label[label][1][name] = w[0]
     return list(by_label.values()) or None
 
@@ -247,6 +250,8 @@ def _periods_from_table(t: Table, f: Findings) -> list[tuple[float | None, dict[
         if not label or is_total(label):
             continue
         lo = _min_years(label)
+        if lo is None and re.fullmatch(r"\d+(?:\.\d+)?", label) and re.search(r"년|year", t.header[0], re.I):
+            lo = float(label)  # "최소 운용기간(년) | …" with bare numbers
         weights: dict[str, float] = {}
         for i, p in wide.items():
             try:
@@ -303,6 +308,15 @@ def read_periods(
             "period_weights",
             "no period weights (e.g. '5년 이상 10년 미만인 펀드는 3년 50%, 5년 50%' or a table of 운용기간 × 3년/5년/10년)",
             [t.name for t in tables] + ["every sentence with 'N년 … %'"],
+        )
+        return None
+    unbounded = [where for lo, _, where, _ in found if lo is None]
+    if len(unbounded) > 1:
+        f.problem(
+            "ambiguous",
+            "period_weights",
+            f"{len(unbounded)} period-weight rules give no minimum history, so they cannot be told apart",
+            unbounded,
         )
         return None
     rules: list[dict[str, Any]] = []

@@ -167,7 +167,7 @@ CORPUS: list[Case] = [
     Case("refused_star_ratings", refused_star_ratings, refusal=("[missing] grade_bands", "star ratings (★")),
     Case(
         "refused_unread_qualitative", refused_unread_qualitative,
-        refusal=("[missing] qualitative", "정성평가 20%", "--fill"),
+        refusal=("[missing] qualitative", "(정성 평가항목 | 배점) looks like qualitative", "--fill"),
     ),
     Case(
         "refused_two_tables", refused_two_tables,

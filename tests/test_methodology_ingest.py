@@ -347,3 +347,32 @@ def test_period_weights_in_a_long_table_with_merged_history_cells(tmp_path: Path
         {"min_history_years": 10, "weights": {"3y": 20, "5y": 30, "10y": 50}},
     ]
     assert any(t["role"] == "period weights" for t in report["tables"])
+
+
+def test_firm_reader_on_a_rendered_methodology_agrees_with_the_exact_reader() -> None:
+    """The lexicon reader, pointed at a PDF it was not written for (the project's own layout), reads the same
+    quantitative rubric, and reports the qualitative table it cannot tie to metrics instead of dropping it."""
+    import pdfplumber
+
+    from evaluator.domains.fund.rubric import default_rubric
+    from evaluator.methodology.ingest_findings import Findings
+    from evaluator.methodology.ingest_firm import read_firm_pdf
+    from evaluator.methodology.pdf_render import render_pdf_bytes
+
+    rubric = default_rubric()
+    f = Findings("rendered")
+    with pdfplumber.open(io.BytesIO(render_pdf_bytes(rubric))) as pdf:
+        draft = read_firm_pdf(pdf, f)
+    for key in ("peer_groups", "eligibility", "period_weights", "criteria", "grade_bands"):
+        assert draft[key] == rubric[key], key
+    assert [(p["kind"], p["field"]) for p in f.problems] == [("missing", "qualitative")]
+    assert "정성항목 ID" in f.problems[0]["message"]
+
+
+def test_a_weighted_qualitative_part_stated_only_in_prose_is_not_dropped(tmp_path: Path) -> None:
+    rows = [["평가지표", "가중치"], ["연환산 수익률", "40%"], ["샤프지수", "60%"]]
+    doc = _weights_doc(rows, bands="종합점수는 정량평가 80%와 정성평가 20%로 구성한다. 상위 10%는 1등급, 다음 22.5%는 2등급, "
+                       "다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다.")
+    with pytest.raises(IngestError) as exc:
+        ingest_pdf(_write(tmp_path, "qualprose", doc))
+    assert "[missing] qualitative" in str(exc.value) and "정성평가 20%" in str(exc.value)
