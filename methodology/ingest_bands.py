@@ -148,6 +148,10 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
             marks[grade] = mark
     if len(marks) < 3:
         return _bands_across(t) or (marks, where)
+    shares = [m[1] for g, m in sorted(marks.items()) if m[0] == "share"]
+    top = any(re.search(r"상위|top", h, re.I) for h in t.header)
+    if top and len(shares) == 5 and shares == sorted(shares) and abs(shares[-1] - 100) < 1e-9:
+        marks = {g: ("cum", m[1], None) for g, m in marks.items()}  # "상위 비율" 10, 30, 70, 90, 100 is cumulative
     return marks, where
 
 

@@ -96,6 +96,8 @@ def table_items(t: Table, findings: Findings) -> tuple[list[Item], list[float]]:
     ]  # 배점(100점), 점수(총 50점)
     for row in t.rows:
         cells = row.cells + [""] * (len(t.header) - len(row.cells))
+        if any(compact(c).startswith("소계") for c in cells[: (metric_col or 0) + 1] if c):
+            continue  # a subtotal row: neither a criterion nor the document's total
         if any(is_total(c) for c in cells[: (metric_col or 0) + 1] if c):
             for c in weights:
                 w = _weight(cells[c], t.cell_where(row, c), findings, "criteria")

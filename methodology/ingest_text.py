@@ -113,13 +113,13 @@ _JO = 1_000_000_000_000
 
 AMOUNT = re.compile(
     r"(?=\d)(?:(?P<jo>\d[\d,]*(?:\.\d+)?)\s*조\s*)?(?:(?P<eok>\d[\d,]*(?:\.\d+)?)\s*억\s*)?(?:(?P<man>\d[\d,]*)\s*만\s*)?원"
-    r"|KRW\s*(?P<krw>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>trillion|billion|million|억|조)?"
-    r"|(?P<eng>\d[\d,]*(?:\.\d+)?)\s*(?P<scale2>trillion|billion|million)\s*(?:KRW|won|원)"
+    r"|KRW\s*(?P<krw>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>trillion|billion|million|tn|bn|mn|억|조)?(?![a-z])"
+    r"|(?P<eng>\d[\d,]*(?:\.\d+)?)\s*(?P<scale2>trillion|billion|million|tn|bn|mn)\s*(?:KRW|won|원)"
     r"|(?<![제\d,.])(?<!제 )(?P<jo2>\d[\d,]*(?:\.\d+)?)\s*조(?!\s*원)(?!\s*[(\[])|(?<![제\d,.])(?<!제 )(?P<eok2>\d[\d,]*(?:\.\d+)?)\s*억(?!\s*원)"
     r"|(?P<plain>\d[\d,]*)\s*원",
     re.IGNORECASE,
 )
-_SCALE = {"trillion": 1e12, "billion": 1e9, "million": 1e6, "억": _EOK, "조": _JO}
+_SCALE = {"trillion": 1e12, "billion": 1e9, "million": 1e6, "tn": 1e12, "bn": 1e9, "mn": 1e6, "억": _EOK, "조": _JO}
 
 
 def _f(text: str | None) -> float:

@@ -133,6 +133,7 @@ def test_units_and_text() -> None:
         parse_weight("높음")
     amounts = [v for v, _ in find_amounts("설정원본 100억원, 1조 5,000억원, KRW 10 billion, 200억 이상, 5,000,000,000원")]
     assert amounts == [10_000_000_000, 1_500_000_000_000, 10_000_000_000, 20_000_000_000, 5_000_000_000]
+    assert [v for v, _ in find_amounts("KRW 50bn or more; 2 trillion won")] == [50_000_000_000, 2_000_000_000_000]
     article = [v for v, _ in find_amounts("제3조(대상) 설정원본 200억원 이상, 제 5 조, 50억 이상")]
     assert article == [20_000_000_000, 5_000_000_000]  # 제3조 is an article, not 3조원
     assert clean("평 가 지 표 와 배 점") == "평가지표와배점" and clean("위 험") == "위험"
@@ -376,3 +377,25 @@ def test_a_weighted_qualitative_part_stated_only_in_prose_is_not_dropped(tmp_pat
     with pytest.raises(IngestError) as exc:
         ingest_pdf(_write(tmp_path, "qualprose", doc))
     assert "[missing] qualitative" in str(exc.value) and "정성평가 20%" in str(exc.value)
+
+
+def test_subtotal_rows_and_a_cumulative_top_column_without_the_word_누적(tmp_path: Path) -> None:
+    rows = [
+        ["구분", "평가지표", "배점"],
+        ["수익률", "연환산 수익률", "40"],
+        ["소계", "", "40"],
+        ["위험", "표준편차", "30"],
+        [None, "최대낙폭", "30"],
+        ["소계", "", "60"],
+        ["합계", "", "100"],
+    ]
+    doc = Doc("HYSMyeongJo-Medium").p("소계 방법론 (개정 2024.01)")
+    doc.p("평가 유형은 국내주식형, 채권형으로 구분한다.")
+    doc.p("운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가한다. 동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다.")
+    doc.p("운용기간 3년 이상인 펀드는 3년 100%를 반영한다.")
+    doc.table(rows, (40, 50, 30), spans=[(0, 3, 0, 4)])
+    doc.p("등급 기준표")
+    doc.table([["등급", "상위 비율(%)"], ["1", "10"], ["2", "30"], ["3", "70"], ["4", "90"], ["5", "100"]], (30, 40))
+    rubric = ingest_pdf(_write(tmp_path, "subtotal", doc.build()))
+    assert [(c["name"], c["weight"]) for c in rubric["criteria"]] == [("수익률", 40), ("위험", 60)]
+    assert [b["share"] for b in rubric["grade_bands"]] == [10, 20, 40, 20, 10]
