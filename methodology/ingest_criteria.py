@@ -162,7 +162,7 @@ def prose_items(sentences: list[Sentence]) -> list[Item]:
         for m in METRIC_IN_TEXT.finditer(s.text):
             w = _PROSE_PAIR.match(s.text, m.end())
             before = s.text[max(0, m.start() - 6) : m.start()]
-            if not w or re.search(r"상위|하위|등급", s.text[max(0, m.start() - 6) : m.end() + 12]) or re.search(
+            if not w or re.search(r"상위|하위|등급", before + s.text[m.end() : w.end()]) or re.search(
                 r"\d\s*년\s*$", before
             ):
                 continue

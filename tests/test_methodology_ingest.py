@@ -399,3 +399,27 @@ def test_subtotal_rows_and_a_cumulative_top_column_without_the_word_누적(tmp_p
     rubric = ingest_pdf(_write(tmp_path, "subtotal", doc.build()))
     assert [(c["name"], c["weight"]) for c in rubric["criteria"]] == [("수익률", 40), ("위험", 60)]
     assert [b["share"] for b in rubric["grade_bands"]] == [10, 20, 40, 20, 10]
+
+
+@pytest.mark.parametrize("unit", ["%", ""])
+def test_table_without_ruling_lines(tmp_path: Path, unit: str) -> None:
+    """pdfplumber finds no table without lines; rows then read as sentences: with a unit the weights are
+    still found (each metric its own criterion), without one the document is refused, never guessed."""
+    from reportlab.platypus import Paragraph, Table
+
+    doc = Doc("HYGothic-Medium").p("선 없는 표 (버전 1.0)").p("평가 유형은 국내주식형, 채권형으로 구분한다.")
+    doc.p("운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가한다. 동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다.")
+    doc.p("운용기간 3년 이상인 펀드는 3년 100%를 반영한다.")
+    cells = [["구분", "평가지표", "배점"], ["수익률", "연환산 수익률", "30"], ["위험조정성과", "샤프지수", "40"], ["", "소르티노", "30"]]
+    rows = [[Paragraph(c + (unit if c.isdigit() else ""), doc.c_style) if c else "" for c in row] for row in cells]
+    doc.story.append(Table(rows))
+    doc.p("상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다.")
+    path = _write(tmp_path, "borderless", doc.build())
+    if unit:
+        rubric = ingest_pdf(path)
+        assert [(c["metrics"][0]["metric"], c["weight"]) for c in rubric["criteria"]] == [
+            ("annualized_return", 30), ("sharpe", 40), ("sortino", 30)
+        ]
+    else:
+        with pytest.raises(IngestError, match=r"\[missing\] criteria: no criteria with weights found"):
+            ingest_pdf(path)
