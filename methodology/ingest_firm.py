@@ -1,8 +1,8 @@
 """A firm's own methodology PDF → a draft rubric, every value with its provenance.
 
-Order matters: grade-band and period tables are recognised first (their headers are distinctive), then
-the peer-group table, then whichever remaining tables list metrics are the criteria candidates. Two
-candidates that disagree are reported by name; none falls back to prose.
+Order matters: the grade-band table is recognised first (its 등급 column is distinctive), then the peer-group
+table, then whichever remaining tables list metrics with weights are the criteria candidates, and last the
+period table. Two criteria candidates that disagree are reported by name; none falls back to prose.
 """
 
 from __future__ import annotations
@@ -22,20 +22,17 @@ from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
+from evaluator.methodology.ingest_text import clean
 
 _VERSION = re.compile(
     r"(?:버전|version|ver\.?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
     re.I,
 )
-
-
 _DATED = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월(?:\s*\d{1,2}\s*일)?\s*(?:개정|시행|제정)")
 
 
 def _title(texts: list[str], source: str, f: Findings) -> tuple[str, str]:
     first = next((line.strip() for line in (texts[0] if texts else "").splitlines() if line.strip()), "")
-    from evaluator.methodology.ingest_text import clean
-
     name = clean(re.sub(r"\(?\s*(?:버전|version|ver\.?|개정|시행|rev\.?)\s*[:：]?\s*[\w.\-]+\s*\)?", "", first, flags=re.I))
     name = name or source
     f.found("name", name, 1, "first line of page 1", first)
