@@ -13,7 +13,7 @@ stale); ``ok`` — scored and graded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.results import ERROR, NOT_RATED, OK, Evaluation, FundResult, package_results
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.fund.scoring import peer_context, score_funds
-from evaluator.methodology.rubric import PERIODS
+from evaluator.methodology.rubric import PERIODS, eligibility_for
 
 __all__ = ["ERROR", "NOT_RATED", "OK", "Evaluation", "FundResult", "evaluate_universe"]
 
@@ -105,13 +105,13 @@ def _eligibility(
     rubric: Mapping[str, Any],
     types: np.ndarray,
     amounts: np.ndarray,
-    covers_min: np.ndarray,
+    covers: Callable[[float], np.ndarray],
     history: np.ndarray,
     flags: FundFlags,
 ) -> None:
-    rules = rubric["eligibility"]
+    """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원)."""
     groups = set(rubric["peer_groups"])
-    min_years, min_amount = float(rules["min_history_years"]), float(rules["min_set_amount_krw"])
+    covered: dict[float, np.ndarray] = {}
     for i, t in enumerate(types):
         if i in flags.errors:
             continue
@@ -121,7 +121,11 @@ def _eligibility(
             flags.skip(
                 i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(rubric['peer_groups'])})이 아닙니다"
             )
-        if np.isfinite(history[i]) and not covers_min[i]:
+        rules = eligibility_for(rubric, t)
+        min_years, min_amount = rules["min_history_years"], rules["min_set_amount_krw"]
+        if min_years not in covered:
+            covered[min_years] = covers(min_years)
+        if np.isfinite(history[i]) and not covered[min_years][i]:
             flags.skip(i, f"운용기간 {history[i]:.1f}년으로 최소 {min_years:g}년에 못 미칩니다")
         if np.isfinite(amounts[i]):
             if amounts[i] < min_amount:
@@ -227,9 +231,7 @@ def evaluate_universe(
         row = window_start_row(dates, as_of_ts, years)
         return np.zeros(len(codes), dtype=bool) if row is None else span.has_any & (span.first <= row)
 
-    _eligibility(
-        rubric, types, amounts, covers(float(rubric["eligibility"]["min_history_years"])), history, flags
-    )
+    _eligibility(rubric, types, amounts, covers, history, flags)
     eligible = np.array(
         [i not in flags.errors and i not in flags.not_rated for i in range(len(codes))], dtype=bool
     )
