@@ -54,7 +54,7 @@ def check_url(url: str) -> str:
         raise DatabaseError(
             f"unsupported database {parsed.get_backend_name()!r}: use sqlite:///PATH or postgresql+psycopg://…"
         )
-    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() not in ("psycopg",):
+    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() != "psycopg":
         raise DatabaseError("PostgreSQL URLs must name the psycopg 3 driver: postgresql+psycopg://…")
     return url
 
