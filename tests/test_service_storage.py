@@ -182,3 +182,40 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path: Path) -> None:
 def test_serving_a_database_that_was_never_upgraded_is_refused(tmp_path: Path) -> None:
     result = run_cli("serve", "--db", f"sqlite:///{tmp_path / 'empty.db'}")
     assert result.exit_code == 2 and "evaluator db upgrade" in result.output
+
+
+def test_model_evaluations_are_stored_with_the_batch(db_url: str, report_folders: dict[str, Path], tmp_path: Path) -> None:
+    from evaluator.domains.fund.report import report_schema, summary_schema
+    from evaluator.methodology.schemas import schema_problems
+
+    folder = _copy(report_folders[AS_OF_LATE], tmp_path)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    rated = [line for line in summary["funds"] if line["status"] == "ok"][:2]
+    evaluations = {}
+    for line, model_grade in zip(rated, (line["grade"] for line in rated), strict=True):
+        path = folder / line["file"]
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        evaluations[line["fund_code"]] = doc["model_evaluation"] = {
+            "model": "tiny", "adapter": None, "schema_valid": True, "framing": "strict", "grade": model_grade,
+            "score": 71.5, "rationale_ko": "샤프지수가 동류 평균보다 높습니다.", "engine_grade": line["grade"],
+            "agrees": True, "grade_difference": 0,
+            "checks": {"json_format": 1.0, "grade_accuracy": 1.0, "reasoning_quality": 0.5, "consistency": 1.0},
+            "problems": [], "completion": "{\"grade\": %d}" % model_grade,
+        }
+        assert schema_problems(doc, report_schema()) == []
+        path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    summary["model_evaluation"] = {
+        "model": "tiny", "adapter": None, "generation": {"temperature": 0.0}, "funds_evaluated": 2,
+        "schema_valid": 2, "agree": 2, "disagree": 0, "unreadable": 0, "within_one_band": 2, "disagreements": [],
+    }
+    assert schema_problems(summary, summary_schema()) == []
+    (folder / "summary.json").write_text(json.dumps(summary, ensure_ascii=False), encoding="utf-8")
+    engine = open_database(db_url, migrate=True)
+    stored = store_folder(engine, folder)
+    with Session(engine) as s:
+        run = s.get(Run, stored.run_id)
+        assert run is not None and run.model_run == summary["model_evaluation"]
+        rows = dict(s.execute(select(FundResult.fund_code, FundResult.model_evaluation)
+                              .where(FundResult.run_id == stored.run_id)).all())
+    assert {c: m for c, m in rows.items() if m is not None} == evaluations
+    engine.dispose()
