@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from evaluator.app.storage.batches import BatchError, read_folder, store_folder
 from evaluator.app.storage.database import DatabaseError, check_url, open_database
-from evaluator.app.storage.tables import FundResult, Run
+from evaluator.app.storage.tables import FundDocument, FundResult, Run
 
 
 def _count(engine, what) -> int:  # type: ignore[no-untyped-def]
@@ -43,6 +43,7 @@ def test_batch_stores_every_fund_field_and_reimport_is_a_noop(db_url: str, repor
         assert run.input_hashes == prov["input_hashes"] and run.input_hashes  # sample + risk-free descriptions
         assert run.engine_version == prov["engine_version"]
         rows = {r.fund_code: r for r in s.scalars(select(FundResult).where(FundResult.run_id == run.id))}
+        docs = {d.fund_code: d for d in s.scalars(select(FundDocument).where(FundDocument.run_id == run.id))}
     assert set(rows) == set(reports) and len(rows) == summary["funds_total"] == 40
     statuses = {r.status for r in rows.values()}
     assert {"ok", "not_rated", "error"} <= statuses  # the sample carries broken funds on purpose
@@ -51,7 +52,7 @@ def test_batch_stores_every_fund_field_and_reimport_is_a_noop(db_url: str, repor
         assert (row.status, row.grade, row.score, row.percentile) == (
             doc["status"], doc["grade"], doc["score"], doc["peer_percentile"]
         )
-        assert row.metrics == doc["metrics"] and json.loads(row.report) == doc
+        assert docs[code].metrics == doc["metrics"] and json.loads(docs[code].report) == doc
         assert (row.company, row.type, row.fund_name) == (doc["company"], doc["type"], doc["fund_name"])
     assert _count(engine, Run) == 1
     engine.dispose()
@@ -110,7 +111,7 @@ def test_a_broken_report_stores_nothing(db_url: str, report_folders: dict[str, P
     engine = open_database(db_url, migrate=True)
     with pytest.raises(BatchError, match=victim.name):
         store_folder(engine, folder)
-    assert _count(engine, Run) == 0 and _count(engine, FundResult) == 0
+    assert _count(engine, Run) == 0 and _count(engine, FundResult) == 0 and _count(engine, FundDocument) == 0
     result = run_cli("db", "import", str(folder), "--db", db_url)
     assert result.exit_code == 2 and "nothing stored" in result.output and "Traceback" not in result.output
     engine.dispose()
@@ -200,7 +201,7 @@ def test_model_evaluations_are_stored_with_the_batch(db_url: str, report_folders
             "score": 71.5, "rationale_ko": "샤프지수가 동류 평균보다 높습니다.", "engine_grade": line["grade"],
             "agrees": True, "grade_difference": 0,
             "checks": {"json_format": 1.0, "grade_accuracy": 1.0, "reasoning_quality": 0.5, "consistency": 1.0},
-            "problems": [], "completion": "{\"grade\": %d}" % model_grade,
+            "problems": [], "completion": json.dumps({"grade": model_grade}),
         }
         assert schema_problems(doc, report_schema()) == []
         path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
@@ -215,7 +216,7 @@ def test_model_evaluations_are_stored_with_the_batch(db_url: str, report_folders
     with Session(engine) as s:
         run = s.get(Run, stored.run_id)
         assert run is not None and run.model_run == summary["model_evaluation"]
-        rows = dict(s.execute(select(FundResult.fund_code, FundResult.model_evaluation)
-                              .where(FundResult.run_id == stored.run_id)).all())
+        rows = dict(s.execute(select(FundDocument.fund_code, FundDocument.model_evaluation)
+                              .where(FundDocument.run_id == stored.run_id)).all())
     assert {c: m for c, m in rows.items() if m is not None} == evaluations
     engine.dispose()

@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from evaluator.app.storage.provenance import json_sha256
-from evaluator.app.storage.tables import FundResult, Run
+from evaluator.app.storage.tables import FundDocument, FundResult, Run
 
 MAX_CODE_LEN = 200
 
@@ -126,6 +126,19 @@ def read_folder(folder: str | Path) -> Batch:
     return Batch(summary, reports, identity, input_hashes, rubric_hash, version)
 
 
+def _document_rows(run_id: int, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
+    return [
+        {
+            "run_id": run_id,
+            "fund_code": doc["fund_code"],
+            "metrics": doc.get("metrics") or {},
+            "report": text,
+            "model_evaluation": doc.get("model_evaluation"),
+        }
+        for text, doc in reports
+    ]
+
+
 def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
     return [
         {
@@ -140,9 +153,6 @@ def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[
             "grade": doc.get("grade"),
             "score": doc.get("score"),
             "percentile": doc.get("peer_percentile"),
-            "metrics": doc.get("metrics") or {},
-            "report": text,
-            "model_evaluation": doc.get("model_evaluation"),
         }
         for text, doc in reports
     ]
@@ -195,6 +205,7 @@ def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
     rows = _result_rows(run.id, as_of, batch.reports)
     if rows:
         session.execute(insert(FundResult), rows)
+        session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))
     _mark_current(session, run.id, as_of)
     return run.id
 

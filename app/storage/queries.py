@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, tr
 from sqlalchemy.orm import Session, aliased
 
 from evaluator.app.storage.apikeys import Principal
-from evaluator.app.storage.tables import FundResult, Run
+from evaluator.app.storage.tables import FundDocument, FundResult, Run
 
 GRADE_KEYS = ("1", "2", "3", "4", "5")
 
@@ -115,13 +115,18 @@ def list_funds(
 
 def fund_report(session: Session, principal: Principal, code: str) -> str | None:
     """The newest visible report's JSON text for ``code``, or None (unknown and out-of-scope look alike)."""
-    stmt = (
-        select(FundResult.report)
+    latest = (
+        select(FundResult.run_id)
         .where(FundResult.fund_code == code, visible(principal))
         .order_by(FundResult.as_of.desc(), FundResult.run_id.desc())
         .limit(1)
     )
-    return session.scalar(stmt)
+    run_id = session.scalar(latest)
+    if run_id is None:
+        return None
+    return session.scalar(
+        select(FundDocument.report).where(FundDocument.run_id == run_id, FundDocument.fund_code == code)
+    )
 
 
 def fund_history(session: Session, principal: Principal, code: str) -> list[dict[str, Any]]:

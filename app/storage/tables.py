@@ -1,4 +1,4 @@
-"""The schema: runs (one per stored batch), fund_results (one per fund per run), api_keys.
+"""The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run), api_keys.
 
 ``fund_results.is_current`` marks each fund's newest result (latest as-of, then latest run), kept in the
 same transaction that stores a batch, so the API's default lists are a plain indexed filter. Migrations in
@@ -51,16 +51,38 @@ class FundResult(Base):
     grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     percentile: Mapped[float | None] = mapped_column(Float, nullable=True)
-    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
-    report: Mapped[str] = mapped_column(Text)  # the report JSON text, served as is
-    model_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
     __table_args__ = (
         Index("ix_fund_results_run_code", "run_id", "fund_code", unique=True),
         Index("ix_fund_results_code_asof", "fund_code", "as_of", "run_id"),
-        Index("ix_fund_results_current", "is_current", "status", "type", "grade"),
-        Index("ix_fund_results_company", "company", "is_current"),
+        # a client's funds and summary straight from the index
+        Index("ix_fund_results_company", "company", "is_current", "status", "type", "grade", "score"),
+        Index("ix_fund_results_run_status", "run_id", "status", "company"),
     )
+
+
+# lists in their order (grade, best score first) without a sort, with and without a 유형 filter
+Index(
+    "ix_fund_results_order",
+    FundResult.is_current, FundResult.status, FundResult.grade, FundResult.score.desc(), FundResult.fund_code,
+)
+Index(
+    "ix_fund_results_type",
+    FundResult.is_current, FundResult.status, FundResult.type, FundResult.grade, FundResult.score.desc(),
+    FundResult.fund_code,
+)
+
+
+class FundDocument(Base):
+    """The bulky part of a result (metrics, report text, model evaluation), apart so list queries stay small."""
+
+    __tablename__ = "fund_documents"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    fund_code: Mapped[str] = mapped_column(String(200), primary_key=True)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    report: Mapped[str] = mapped_column(Text)  # the report JSON text, served as is
+    model_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class ApiKey(Base):

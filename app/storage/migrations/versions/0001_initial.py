@@ -1,4 +1,4 @@
-"""Initial schema: runs, fund_results, api_keys.
+"""Initial schema: runs, fund_results, fund_documents, api_keys.
 
 Revision ID: 0001
 Revises:
@@ -45,14 +45,28 @@ def upgrade() -> None:
         sa.Column("grade", sa.Integer, nullable=True),
         sa.Column("score", sa.Float, nullable=True),
         sa.Column("percentile", sa.Float, nullable=True),
+    )
+    score_desc = sa.text("score DESC")
+    op.create_index("ix_fund_results_run_code", "fund_results", ["run_id", "fund_code"], unique=True)
+    op.create_index("ix_fund_results_code_asof", "fund_results", ["fund_code", "as_of", "run_id"])
+    op.create_index(
+        "ix_fund_results_order", "fund_results", ["is_current", "status", "grade", score_desc, "fund_code"]
+    )
+    op.create_index(
+        "ix_fund_results_type", "fund_results", ["is_current", "status", "type", "grade", score_desc, "fund_code"]
+    )
+    op.create_index(
+        "ix_fund_results_company", "fund_results", ["company", "is_current", "status", "type", "grade", "score"]
+    )
+    op.create_index("ix_fund_results_run_status", "fund_results", ["run_id", "status", "company"])
+    op.create_table(
+        "fund_documents",
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("fund_code", sa.String(200), primary_key=True),
         sa.Column("metrics", sa.JSON, nullable=False),
         sa.Column("report", sa.Text, nullable=False),
         sa.Column("model_evaluation", sa.JSON, nullable=True),
     )
-    op.create_index("ix_fund_results_run_code", "fund_results", ["run_id", "fund_code"], unique=True)
-    op.create_index("ix_fund_results_code_asof", "fund_results", ["fund_code", "as_of", "run_id"])
-    op.create_index("ix_fund_results_current", "fund_results", ["is_current", "status", "type", "grade"])
-    op.create_index("ix_fund_results_company", "fund_results", ["company", "is_current"])
     op.create_table(
         "api_keys",
         sa.Column("id", sa.String(32), primary_key=True),
@@ -69,9 +83,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("api_keys")
-    op.drop_index("ix_fund_results_company", "fund_results")
-    op.drop_index("ix_fund_results_current", "fund_results")
-    op.drop_index("ix_fund_results_code_asof", "fund_results")
-    op.drop_index("ix_fund_results_run_code", "fund_results")
+    op.drop_table("fund_documents")
+    for name in ("run_status", "company", "type", "order", "code_asof", "run_code"):
+        op.drop_index(f"ix_fund_results_{name}", "fund_results")
     op.drop_table("fund_results")
     op.drop_table("runs")
