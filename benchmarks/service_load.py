@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import socket
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +78,7 @@ def free_port() -> int:
 
 async def client_loop(base: str, keys: list[tuple[str, list[str]]], admin: str, until: float,
                       cap: int, lat: list[float], errors: list[int], seed: int) -> None:
+    all_codes = [code for _, codes in keys for code in codes]
     import httpx
 
     rng = random.Random(seed)
@@ -94,19 +97,18 @@ async def client_loop(base: str, keys: list[tuple[str, list[str]]], admin: str, 
                     params["grade"] = rng.randint(1, 5)
                 path = "/api/v1/funds"
             elif roll < 0.85:
-                code = rng.choice(codes) if codes else f"KR5{rng.randrange(15000):09d}"
+                code = rng.choice(codes or all_codes)
                 path, params = f"/api/v1/funds/{code}", {}
             else:
                 path, params = "/api/v1/summary", {}
             start = time.perf_counter()
             try:
-                r = await http.get(path, params=params, headers={"Authorization": f"Bearer {key}"})
-                ok = r.status_code == 200
+                status = (await http.get(path, params=params, headers={"Authorization": f"Bearer {key}"})).status_code
             except httpx.HTTPError:
-                ok = False
+                status = 0  # connection failure or timeout
             lat.append((time.perf_counter() - start) * 1000)
-            if not ok:
-                errors.append(1)
+            if status != 200:
+                errors.append(status)
 
 
 def run_load(base: str, clients: int, seconds: float, keys, admin: str) -> str:  # type: ignore[no-untyped-def]
@@ -120,6 +122,8 @@ def run_load(base: str, clients: int, seconds: float, keys, admin: str) -> str: 
     t0 = time.monotonic()
     asyncio.run(main())
     elapsed = time.monotonic() - t0
+    if errors:
+        print(f"errors by status ({clients} clients): {dict(sorted(Counter(errors).items()))}", flush=True)
     q = statistics.quantiles(lat, n=100, method="inclusive")
     return (f"requests={len(lat)} errors={len(errors)} rps={len(lat) / elapsed:.1f} "
             f"p50_ms={q[49]:.1f} p95_ms={q[94]:.1f} p99_ms={q[98]:.1f}")
@@ -130,16 +134,25 @@ def main() -> None:
     parser.add_argument("--funds", type=int, default=15000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="Keep the database here and reuse it on the next run (default: a temp dir).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="service-load-") as tmp:
-        root = Path(tmp)
+        root = args.workdir or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{root / 'evaluator.db'}"
-        t = time.monotonic()
-        companies, by_company = build_folder(args.funds, root / "reports")
-        print(f"setup: {args.funds} funds graded and written in {time.monotonic() - t:.1f} s", flush=True)
-        t = time.monotonic()
-        print(cli("db", "import", str(root / "reports"), "--db", url).strip().replace("\n", " "), flush=True)
-        print(f"setup: stored in {time.monotonic() - t:.1f} s", flush=True)
+        scopes = root / "companies.json"
+        if scopes.is_file() and (root / "evaluator.db").is_file():
+            companies, by_company = json.loads(scopes.read_text(encoding="utf-8"))
+            print(f"setup: reusing {root / 'evaluator.db'}", flush=True)
+        else:
+            t = time.monotonic()
+            companies, by_company = build_folder(args.funds, root / "reports")
+            print(f"setup: {args.funds} funds graded and written in {time.monotonic() - t:.1f} s", flush=True)
+            t = time.monotonic()
+            print(cli("db", "import", str(root / "reports"), "--db", url).strip().replace("\n", " "), flush=True)
+            print(f"setup: stored in {time.monotonic() - t:.1f} s", flush=True)
+            scopes.write_text(json.dumps([companies, by_company], ensure_ascii=False), encoding="utf-8")
         keys = []
         for company in companies[:20]:
             out = cli("keys", "create", "--db", url, "--client", f"client-{company}", "--company", company)

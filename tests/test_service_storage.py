@@ -220,3 +220,16 @@ def test_model_evaluations_are_stored_with_the_batch(db_url: str, report_folders
                               .where(FundDocument.run_id == stored.run_id)).all())
     assert {c: m for c, m in rows.items() if m is not None} == evaluations
     engine.dispose()
+
+
+def test_migrations_create_exactly_the_tables_the_code_declares(db_url: str) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from evaluator.app.storage.tables import Base
+
+    engine = open_database(db_url, migrate=True)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    engine.dispose()
+    assert diff == []

@@ -115,18 +115,17 @@ def list_funds(
 
 def fund_report(session: Session, principal: Principal, code: str) -> str | None:
     """The newest visible report's JSON text for ``code``, or None (unknown and out-of-scope look alike)."""
-    latest = (
-        select(FundResult.run_id)
+    stmt = (
+        select(FundDocument.report)
+        .join(
+            FundResult,
+            and_(FundResult.run_id == FundDocument.run_id, FundResult.fund_code == FundDocument.fund_code),
+        )
         .where(FundResult.fund_code == code, visible(principal))
         .order_by(FundResult.as_of.desc(), FundResult.run_id.desc())
         .limit(1)
     )
-    run_id = session.scalar(latest)
-    if run_id is None:
-        return None
-    return session.scalar(
-        select(FundDocument.report).where(FundDocument.run_id == run_id, FundDocument.fund_code == code)
-    )
+    return session.scalar(stmt)
 
 
 def fund_history(session: Session, principal: Principal, code: str) -> list[dict[str, Any]]:
