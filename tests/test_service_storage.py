@@ -5,8 +5,10 @@ Every database test runs on SQLite and on a real PostgreSQL server the fixture s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,28 @@ def test_migrations_create_exactly_the_tables_the_code_declares(db_url: str) -> 
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+def test_an_unreachable_database_fails_before_grading(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once the socket is closed
+    url = f"postgresql+psycopg://nobody@127.0.0.1:{port}/none"
+    result = run_cli("fund", "evaluate", "--sample", "--out", str(tmp_path / "r"), "--db", url)
+    assert result.exit_code == 2 and "cannot use database" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_reads_keep_working_while_a_batch_is_being_written(report_folders: dict[str, Path], tmp_path: Path) -> None:
+    engine = open_database(f"sqlite:///{tmp_path / 'wal.db'}", migrate=True)
+    store_folder(engine, report_folders[AS_OF_EARLY])
+    batch = read_folder(report_folders[AS_OF_LATE])
+    from evaluator.app.storage.batches import _insert
+
+    with Session(engine) as writer, writer.begin():
+        _insert(writer, batch, "import", dt.date.fromisoformat(AS_OF_LATE))  # written, not yet committed
+        with Session(engine) as reader:  # another connection reads the last committed state at once
+            assert reader.scalar(select(func.count()).select_from(Run)) == 1
+            assert reader.scalar(select(func.count()).select_from(FundResult).where(FundResult.is_current)) == 40
+    assert _count(engine, Run) == 2
+    engine.dispose()

@@ -23,6 +23,21 @@ def engine_or_fail(url: str | None, *, migrate: bool = True):  # type: ignore[no
         fail(str(exc))
 
 
+def prepare_store(flag: str | None) -> str | None:
+    """For ``fund evaluate``: --db, else EVALUATOR_DB, else None (store nothing). The database is reached and
+    migrated before any work, so a wrong URL or a server that is down never costs a long batch."""
+    from evaluator.app.storage.database import DatabaseError, check_url, open_database, opt_in_url
+
+    url = opt_in_url(flag)
+    if url is None:
+        return None
+    try:
+        open_database(check_url(url), migrate=True).dispose()
+    except DatabaseError as exc:
+        fail(str(exc))
+    return url
+
+
 def store_report_folder(url: str, folder: Path, *, source: str) -> None:
     """Store one report folder and say what happened (stored, or already there)."""
     from sqlalchemy.exc import SQLAlchemyError
@@ -30,16 +45,17 @@ def store_report_folder(url: str, folder: Path, *, source: str) -> None:
     from evaluator.app.storage.batches import BatchError, store_folder
     from evaluator.app.storage.database import DatabaseError, open_database
 
+    later = f"; the reports are in {folder}: store them with `evaluator db import {folder}`" if source == "evaluate" else ""
     try:
         engine = open_database(url, migrate=True)
     except DatabaseError as exc:
-        fail(str(exc))
+        fail(f"{exc}{later}")
     try:
         result = store_folder(engine, folder, source=source)
     except BatchError as exc:
-        fail(f"nothing stored: {exc}")
+        fail(f"nothing stored: {exc}{later}")
     except SQLAlchemyError as exc:
-        fail(f"nothing stored: database error ({type(exc).__name__}: {str(exc).splitlines()[0]})")
+        fail(f"nothing stored: database error ({type(exc).__name__}: {str(exc).splitlines()[0]}){later}")
     finally:
         engine.dispose()
     if result.created:

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from evaluator.app.commands.db import prepare_store, store_report_folder
 from evaluator.app.console import console, err_console, fail
 
 fund_app = typer.Typer(
@@ -102,26 +103,13 @@ def evaluate(
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
-    db_url = _db_url(db)
+    db_url = prepare_store(db)
     _check_out_dir(out, force)
     _run_evaluate(
         data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force, model_options
     )
     if db_url is not None:
-        from evaluator.app.commands.db import store_report_folder
-
         store_report_folder(db_url, out, source="evaluate")
-
-
-def _db_url(flag: str | None) -> str | None:
-    """--db, else EVALUATOR_DB, else None (store nothing); a malformed URL fails before any work."""
-    from evaluator.app.storage.database import DatabaseError, check_url, opt_in_url
-
-    url = opt_in_url(flag)
-    try:
-        return check_url(url) if url else None
-    except DatabaseError as exc:
-        fail(str(exc))
 
 
 def _model_options(
