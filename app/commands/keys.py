@@ -40,13 +40,17 @@ def create_cmd(
     finally:
         engine.dispose()
     scope = "all funds" if admin else ", ".join([*company, *fund])
-    console.print(f"key {key_id} for {client} ({scope}); expires {expires_on or 'never'}. Store it now: it is not shown again.")
+    console.print(
+        f"key {key_id} for {client} ({scope}); expires {expires_on or 'never'}. Store it now: it is not shown again.",
+        markup=False,
+    )
     print(key)
 
 
 @keys_app.command("list")
 def list_cmd(db: str | None = typer.Option(None, "--db", help=DB_HELP)) -> None:
     """Every key's id, client, scope and state (never the secret)."""
+    from rich.markup import escape
     from rich.table import Table
 
     from evaluator.app.storage.apikeys import key_state, list_keys
@@ -59,9 +63,8 @@ def list_cmd(db: str | None = typer.Option(None, "--db", help=DB_HELP)) -> None:
         table.add_column(col)
     for k in keys:
         scope = "admin (all funds)" if k.admin else ", ".join([*k.companies, *k.funds])
-        table.add_row(
-            k.id, k.client, scope, k.created_at.strftime("%Y-%m-%d"), str(k.expires_on or "-"), key_state(k)
-        )
+        cells = (k.id, k.client, scope, k.created_at.strftime("%Y-%m-%d"), str(k.expires_on or "-"), key_state(k))
+        table.add_row(*(escape(c) for c in cells))  # client names are data, not Rich markup
     console.print(table)
 
 
