@@ -119,9 +119,10 @@ def run_load(base: str, clients: int, seconds: float, keys, admin: str) -> str: 
         until = time.monotonic() + seconds
         await asyncio.gather(*(client_loop(base, keys, admin, until, 1_000_000, lat, errors, i) for i in range(clients)))
 
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     asyncio.run(main())
-    elapsed = time.monotonic() - t0
+    elapsed, cpu = time.monotonic() - t0, time.process_time() - cpu0
+    print(f"load generator ({clients} clients): {cpu / max(len(lat), 1) * 1000:.2f} ms of CPU per request", flush=True)
     if errors:
         print(f"errors by status ({clients} clients): {dict(sorted(Counter(errors).items()))}", flush=True)
     q = statistics.quantiles(lat, n=100, method="inclusive")
