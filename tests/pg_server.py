@@ -50,7 +50,9 @@ class PostgresServer:
         bin_dir = find_bin_dir()
         assert bin_dir is not None, unavailable_reason()
         self.bin = bin_dir
-        self.root = Path(tempfile.mkdtemp(prefix="evaluator-pg-"))
+        # as root the server runs as nobody, who must reach the folder: /tmp, not a private $TMPDIR
+        base = "/tmp" if os.geteuid() == 0 and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="evaluator-pg-", dir=base))
         self.data = self.root / "data"
         self.port = 0
         self._n = 0

@@ -261,3 +261,18 @@ def test_raw_keys_are_never_in_the_database_file(tmp_path: Path) -> None:
     assert past.exit_code == 2 and "in the past" in past.output
     scopeless = run_cli("keys", "create", "--db", url, "--client", "x")
     assert scopeless.exit_code == 2 and "--company or --fund" in scopeless.output
+
+
+def test_a_database_failure_is_a_503_without_details(loaded: Loaded) -> None:
+    from sqlalchemy import text
+
+    client = client_for(loaded)
+    code = loaded.b_extra_fund
+    assert client.get(f"/api/v1/funds/{code}", headers=auth(loaded.keys["admin"])).status_code == 200
+    with loaded.engine.begin() as conn:
+        conn.execute(text("DROP TABLE fund_documents"))  # the database breaks under a running server
+    r = client.get(f"/api/v1/funds/{code}", headers=auth(loaded.keys["admin"]))
+    assert r.status_code == 503 and r.json() == {
+        "error": "unavailable", "detail": "the database is busy or unreachable; try again"
+    }
+    assert "fund_documents" not in r.text and "Traceback" not in r.text
