@@ -14,7 +14,6 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.orm import sessionmaker
 
 ENV_URL = "EVALUATOR_DB"
 ENV_HOME = "EVALUATOR_HOME"
@@ -82,10 +81,6 @@ def make_engine(url: str, *, create_parent: bool = False) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
-
-
-def session_factory(engine: Engine) -> sessionmaker:
-    return sessionmaker(engine, expire_on_commit=False)
 
 
 def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]
