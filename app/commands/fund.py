@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from evaluator.app.commands.db import prepare_store, store_report_folder
 from evaluator.app.console import console, err_console, fail
 
 fund_app = typer.Typer(
@@ -88,6 +89,9 @@ def evaluate(
     backend: str = typer.Option("hf", "--backend", help="Generation backend for --model: hf or vllm."),
     batch_size: int = typer.Option(8, "--batch-size", help="Prompts per generate call for --model."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Longest model answer, in tokens."),
+    db: str | None = typer.Option(
+        None, "--db", help="Also store the batch in this database (sqlite:///PATH, postgresql+psycopg://…); default EVALUATOR_DB."
+    ),
 ) -> None:
     """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv.
 
@@ -99,10 +103,13 @@ def evaluate(
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
+    db_url = prepare_store(db)
     _check_out_dir(out, force)
     _run_evaluate(
         data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force, model_options
     )
+    if db_url is not None:
+        store_report_folder(db_url, out, source="evaluate")
 
 
 def _model_options(
@@ -206,6 +213,7 @@ def _run_evaluate(
     import pandas as pd
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from evaluator.app.storage.provenance import provenance
     from evaluator.domains.fund.batch import write_reports
     from evaluator.domains.fund.engine import evaluate_universe
     from evaluator.domains.fund.loaders import load_universe
@@ -238,6 +246,7 @@ def _run_evaluate(
                 issues=universe.issues,
             )
         evaluation.inputs["sources"] = universe.sources
+        evaluation.inputs["provenance"] = provenance(universe.sources, doc)
         evaluations, run = _model_evaluations(evaluation, model_options) if model_options else (None, None)
         columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
