@@ -43,6 +43,14 @@ class FundResult:
     peer_percentile: float | None
     grade: int | None
     grade_label: str | None
+    reason_codes: tuple[str, ...] = ()
+    """Machine-readable codes for some not-rated reasons (``unadjusted_distribution``)."""
+    return_basis: str = "raw"
+    """What the returns were computed from: ``adjusted``, ``distribution``, ``rate`` or ``raw`` 기준가격."""
+    portfolio_code: str | None = None
+    """The share-class portfolio (대표펀드코드), when META names one."""
+    portfolio_classes: int | None = None
+    """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,16 @@ class Evaluation:
     def peer(self, fund_type: str | None) -> dict[str, Any] | None:
         """Peer context (rated funds' metric statistics, grade counts) for a 유형, if any fund of it is rated."""
         return self.peers.get(str(fund_type)) if fund_type is not None else None
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """Per-fund extras: share-class portfolio and its class count, return basis, reason codes."""
+
+    families: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    basis: np.ndarray | None = None
+    codes: Mapping[int, list[str]] = field(default_factory=dict)
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:
@@ -91,6 +109,7 @@ def package_results(
     dates: pd.DatetimeIndex,
     labels: Mapping[int, str],
     as_of: str,
+    extra: ClassInfo | None = None,
 ) -> list[FundResult]:
     """Package the arrays per fund (plain Python values; this loop does no arithmetic)."""
     names_list = list(METRICS)
@@ -109,6 +128,8 @@ def package_results(
     )
     day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
     years = _nullable(np.round(history, 2))
+    extra = extra or ClassInfo()
+    family_size = _family_sizes(extra.families)
     weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
     out: list[FundResult] = []
     for i, code in enumerate(codes):
@@ -146,6 +167,25 @@ def package_results(
                 peer_percentile=top[i] if rated else None,
                 grade=grade,
                 grade_label=labels.get(grade) if grade is not None else None,
+                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED else (),
+                return_basis=str(extra.basis[i]) if extra.basis is not None else "raw",
+                portfolio_code=str(extra.families[i]) if extra.families is not None else None,
+                portfolio_classes=_classes(extra, family_size, i, rated),
             )
         )
     return out
+
+
+def _family_sizes(families: np.ndarray | None) -> dict[str, int]:
+    if families is None:
+        return {}
+    return {str(k): int(v) for k, v in pd.Series(families).value_counts().items()}
+
+
+def _classes(extra: ClassInfo, sizes: Mapping[str, int], i: int, rated: bool) -> int | None:
+    """k used in the rating scale for a rated fund; otherwise how many classes the batch holds."""
+    if extra.families is None:
+        return None
+    if rated and extra.classes is not None:
+        return int(extra.classes[i])
+    return sizes.get(str(extra.families[i]))

@@ -1,0 +1,117 @@
+"""The market calendar returns are computed on, and sampling each fund's NAVs onto it.
+
+Korean MMFs and some bond funds publish a 기준가격 for every calendar day; other funds only on business
+days. Computing on the union of all funds' dates would make one weekend-priced fund put holes into every
+other fund, so returns use one market calendar, chosen in this order:
+
+1. ``--calendar``: the dates of a file the user gives;
+2. the benchmark's dates (where the benchmark covers the NAV data; outside that, rule 3);
+3. the dates most funds share: a date on which at least half of the funds alive that day have a NAV.
+
+A fund's dates off the calendar (weekends, holidays) are dropped, and its value on a calendar date is its
+NAV that day. A fund missing up to ``FILL_LIMIT`` consecutive calendar dates inside its history gets its
+last NAV carried forward (with a warning); a longer run stays a hole, which is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+FILL_LIMIT = 3
+"""Most consecutive market dates a fund's last NAV is carried over (a long holiday is a gap, not a fill)."""
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """A fund matrix on the market calendar, with what the sampling did per fund."""
+
+    values: np.ndarray
+    dropped: np.ndarray
+    """Dates of the fund's own that are not market dates (weekend / holiday NAVs)."""
+    filled: np.ndarray
+    """Market dates filled forward from the fund's previous NAV."""
+
+
+def majority_dates(present: np.ndarray, dates: pd.DatetimeIndex) -> pd.DatetimeIndex:
+    """Dates on which at least half of the funds alive that day (first ≤ date ≤ last NAV) have a NAV."""
+    if present.shape[1] == 0:
+        return dates
+    has_any = present.any(axis=0)
+    first = np.where(has_any, present.argmax(axis=0), len(dates))
+    last = np.where(has_any, len(dates) - 1 - present[::-1].argmax(axis=0), -1)
+    starts = np.bincount(first[has_any], minlength=len(dates) + 1)[: len(dates)]
+    ends = np.bincount(last[has_any] + 1, minlength=len(dates) + 1)[: len(dates)]
+    alive = np.cumsum(starts) - np.cumsum(ends)
+    priced = present.sum(axis=1)
+    return dates[2 * priced >= alive]
+
+
+def market_calendar(
+    nav: np.ndarray,
+    dates: pd.DatetimeIndex,
+    benchmark_dates: pd.DatetimeIndex | None = None,
+    calendar: pd.DatetimeIndex | None = None,
+) -> tuple[pd.DatetimeIndex, str]:
+    """The calendar (within the NAV data's date range) and which rule chose it."""
+    lo, hi = dates[0], dates[-1]
+    if calendar is not None:
+        cal = calendar[(calendar >= lo) & (calendar <= hi)]
+        return pd.DatetimeIndex(cal.unique().sort_values()), "file"
+    if benchmark_dates is not None and len(benchmark_dates):
+        b = benchmark_dates[(benchmark_dates >= lo) & (benchmark_dates <= hi)]
+        if len(b):
+            if b[0] == lo and b[-1] == hi:
+                return pd.DatetimeIndex(b.unique().sort_values()), "benchmark"
+            majority = majority_dates(np.isfinite(nav), dates)
+            outside = majority[(majority < b[0]) | (majority > b[-1])]
+            return pd.DatetimeIndex(b.union(outside).unique().sort_values()), "benchmark"
+    return majority_dates(np.isfinite(nav), dates), "majority"
+
+
+def sample(
+    values: np.ndarray, dates: pd.DatetimeIndex, calendar: pd.DatetimeIndex, limit: int = FILL_LIMIT
+) -> Sampled:
+    """``values`` (dates × funds) onto ``calendar``: exact where present, carried forward over short runs.
+
+    Only calendar dates inside a fund's own first..last dates get a value.
+    """
+    present = np.isfinite(values)
+    if calendar.equals(dates):
+        zeros = np.zeros(values.shape[1], dtype=int)
+        return Sampled(values=values, dropped=zeros, filled=zeros)
+    union = dates.union(calendar)
+    if not union.equals(dates):
+        frame = pd.DataFrame(values, index=dates).reindex(union)
+        values, dates = frame.to_numpy(), union
+        present = np.isfinite(values)
+    pos = dates.get_indexer(calendar)
+    on_cal = np.zeros(len(dates), dtype=bool)
+    on_cal[pos] = True
+    dropped = (present & ~on_cal[:, None]).sum(axis=0)
+    has_any = present.any(axis=0)
+    first_d = dates[np.where(has_any, present.argmax(axis=0), 0)]
+    last_d = dates[np.where(has_any, len(dates) - 1 - present[::-1].argmax(axis=0), 0)]
+    cal = calendar.to_numpy()[:, None]
+    alive = has_any[None, :] & (cal >= first_d.to_numpy()[None, :]) & (cal <= last_d.to_numpy()[None, :])
+    exact = values[pos]
+    carried = pd.DataFrame(values).ffill().to_numpy()[pos]
+    missing = alive & ~np.isfinite(exact)
+    run = _run_lengths(missing)
+    fill = missing & (run <= limit)
+    out = np.where(fill, carried, exact)
+    out[~alive] = np.nan
+    return Sampled(values=out, dropped=dropped, filled=fill.sum(axis=0))
+
+
+def _run_lengths(mask: np.ndarray) -> np.ndarray:
+    """For each true cell, the length of the run of consecutive true cells (down the rows) it belongs to."""
+    rows = np.arange(mask.shape[0])[:, None]
+    last_false = np.maximum.accumulate(np.where(~mask, rows, -1), axis=0)
+    forward = rows - last_false
+    rev = mask[::-1]
+    last_false_r = np.maximum.accumulate(np.where(~rev, rows, -1), axis=0)
+    backward = (rows - last_false_r)[::-1]
+    return np.where(mask, forward + backward - 1, 0)
