@@ -224,19 +224,26 @@ def evaluate_universe(
     for code, reasons in issues.items():
         for reason in reasons:
             flags.error(index_of[str(code)], reason)
+    names, companies, types = (_clean_text(_meta_column(meta, codes, c)) for c in _TEXT_COLUMNS)
+    groups = np.array([t if t is not None else "" for t in types], dtype=object)
     prepared = prepare(
-        navs, codes, as_of_ts, flags, benchmark=benchmark, adjustments=adjustments, calendar=calendar
+        navs,
+        codes,
+        as_of_ts,
+        flags,
+        benchmark=benchmark,
+        adjustments=adjustments,
+        calendar=calendar,
+        groups=groups,
     )
     nav, levels, dates = prepared.nav, prepared.levels, prepared.dates
     as_of_ts = as_of_ts if as_of_ts is not None else dates[-1]
     span = check_matrix(nav, dates, as_of_ts, flags)
-    names, companies, types = (_clean_text(_meta_column(meta, codes, c)) for c in _TEXT_COLUMNS)
     amounts = _numeric(_meta_column(meta, codes, "set_amount"))
     amounts = np.where(np.isfinite(amounts), amounts, _numeric(_meta_column(meta, codes, "net_assets")))
     qualitative = _qualitative(rubric, meta, codes, flags)
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = _benchmark(benchmark, dates, types, flags)
-    groups = np.array([t if t is not None else "" for t in types], dtype=object)
     resets = flag_unadjusted(prepared, groups, bench_levels, bench_of_fund, flags, allow=allow_unadjusted)
     errored = np.zeros(len(codes), dtype=bool)
     errored[list(flags.errors)] = True

@@ -49,13 +49,14 @@ def prepare(
     benchmark: Any = None,
     adjustments: Adjustments | None = None,
     calendar: pd.DatetimeIndex | None = None,
+    groups: np.ndarray | None = None,
 ) -> Prepared:
     """Levels per fund from its best information, sampled onto the market calendar (rows ≤ ``as_of``, if given)."""
     frame = navs if as_of is None else navs.loc[:as_of]
     frame.columns = [str(c) for c in frame.columns]
     nav = frame.reindex(columns=codes).to_numpy(dtype=float, copy=True)
     dates = pd.DatetimeIndex(frame.index)
-    built = levels_for(nav, dates, codes, adjustments)
+    built = levels_for(nav, dates, codes, adjustments, groups)
     _check_adjusted(nav, built.levels, built.source, dates, flags)
     cal, rule = market_calendar(nav, dates, _benchmark_dates(benchmark), calendar)
     if len(cal) == 0:

@@ -16,6 +16,7 @@ Conventions (also in ``domains/fund/README.md``):
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +47,7 @@ def _next_valid(nav: np.ndarray) -> np.ndarray:
 
 
 def align_distributions(
-    nav: np.ndarray, amount: np.ndarray, is_rate: np.ndarray
+    nav: np.ndarray, amount: np.ndarray, is_rate: np.ndarray, market: np.ndarray | None = None
 ) -> tuple[np.ndarray, Alignment]:
     """Distribution amounts dated on the ex-date (dates × funds, 0 where none), detecting one-row-early dating.
 
@@ -54,7 +55,9 @@ def align_distributions(
     For each fund the two datings are compared over all its events: on the ex-date hypothesis the total
     return on the event row and the raw return on the next row should both look like ordinary days; on
     the early hypothesis the raw return on the event row and the total return on the next row should.
-    A fund is realigned when the early hypothesis explains its data at least twice as well.
+    A fund is realigned when the early hypothesis explains its data at least twice as well. ``market``
+    (dates × funds returns, e.g. the peer group's mean) is taken off both days first, so a market move the
+    size of the distribution does not decide it.
     """
     amt = np.where(np.isfinite(amount), amount, 0.0)
     funds = nav.shape[1]
@@ -69,11 +72,16 @@ def align_distributions(
     prev, nxt = _prev_valid(sub_nav), _next_valid(sub_nav)
     here, before, after = sub_nav[rows, k], prev[rows, k], nxt[rows, k]
     rate = is_rate[has][k]
+    nxt_row = _next_rows(sub_nav)[rows, k]
+    m_here = np.zeros(rows.size) if market is None else np.nan_to_num(market[:, has][rows, k])
+    m_next = np.zeros(rows.size)
+    if market is not None:
+        m_next = np.where(nxt_row >= 0, np.nan_to_num(market[:, has][np.maximum(nxt_row, 0), k]), 0.0)
     d_ex = np.where(rate, sub_amt[rows, k] / 100.0 * before, sub_amt[rows, k])
     d_early = np.where(rate, sub_amt[rows, k] / 100.0 * here, sub_amt[rows, k])
     with np.errstate(all="ignore"):
-        cost_ex = np.abs((here + d_ex) / before - 1.0) + np.abs(after / here - 1.0)
-        cost_early = np.abs(here / before - 1.0) + np.abs((after + d_early) / here - 1.0)
+        cost_ex = np.abs((here + d_ex) / before - 1.0 - m_here) + np.abs(after / here - 1.0 - m_next)
+        cost_early = np.abs(here / before - 1.0 - m_here) + np.abs((after + d_early) / here - 1.0 - m_next)
     # an event on a fund's last row cannot be early (no next row): it counts for the ex-date reading
     cost_early = np.where(np.isfinite(after), cost_early, 1e9)
     total_ex = np.bincount(k, weights=np.nan_to_num(cost_ex, nan=0.0), minlength=has.size)
@@ -81,7 +89,7 @@ def align_distributions(
     early = 2.0 * total_early < total_ex
     shifted[has] = early
     move = early[k]
-    target = np.where(move, _next_rows(sub_nav)[rows, k], rows)
+    target = np.where(move, nxt_row, rows)
     ok = target >= 0
     np.add.at(out, (target[ok], has[k[ok]]), np.where(move, d_early, d_ex)[ok])
     return out, Alignment(shifted=shifted, events=events)
@@ -155,13 +163,33 @@ class Levels:
     """Per fund: number of distributions used."""
 
 
+def peer_mean_returns(nav: np.ndarray, groups: np.ndarray, cols: np.ndarray, most: int = 200) -> np.ndarray:
+    """Per listed fund: the mean daily return of (up to ``most``) funds of its peer group (dates × cols)."""
+    out = np.zeros((nav.shape[0], cols.size))
+    for g in {groups[c] for c in cols.tolist()}:
+        peers = np.flatnonzero(groups == g)[:most]
+        with np.errstate(all="ignore"):
+            r = nav[1:, peers] / nav[:-1, peers] - 1.0
+        r[np.abs(r) > 0.05] = np.nan  # resets and data errors are not the market
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nan_to_num(np.nanmean(r, axis=1))
+        out[1:, groups[cols] == g] = mean[:, None]
+    return out
+
+
 def levels_for(
-    nav: np.ndarray, dates: pd.DatetimeIndex, codes: list[str], adjustments: Adjustments | None
+    nav: np.ndarray,
+    dates: pd.DatetimeIndex,
+    codes: list[str],
+    adjustments: Adjustments | None,
+    groups: np.ndarray | None = None,
 ) -> Levels:
     """The best levels each fund's data allows: adjusted NAV, else NAV + 분배금, else NAV + 분배율, else raw NAV.
 
     ``nav`` is dates × ``codes``; funds without any adjustment information keep ``nav`` itself (the
-    returned array is ``nav`` when no fund has any).
+    returned array is ``nav`` when no fund has any). ``groups`` (peer group per fund) give the market
+    move that :func:`align_distributions` takes off.
     """
     funds = len(codes)
     source = np.full(funds, "raw", dtype=object)
@@ -180,7 +208,8 @@ def levels_for(
     cols = np.flatnonzero(use_dist | use_rate)
     if cols.size:
         amount = np.where(use_dist[cols], dist[:, cols], rate[:, cols])
-        on_ex, align = align_distributions(nav[:, cols], amount, use_rate[cols])
+        market = None if groups is None else peer_mean_returns(nav, groups, cols)
+        on_ex, align = align_distributions(nav[:, cols], amount, use_rate[cols], market)
         levels[:, cols] = total_return_levels(nav[:, cols], on_ex)
         realigned[cols] = align.shifted
         events[cols] = align.events
