@@ -169,6 +169,7 @@ def generate_sample(
     """``funds`` funds (at least 20) over ``years`` years of business days ending at ``end``."""
     if funds < 20 or years < 1:
         raise ValueError("the sample needs at least 20 funds and 1 year")
+    funds = funds - 1 if realistic else funds  # the realistic sample's last fund is a calendar-day MMF
     rng = np.random.default_rng(seed)
     end_ts = pd.Timestamp(end)
     dates = pd.bdate_range(end_ts - pd.DateOffset(years=years), end_ts)
@@ -418,7 +419,8 @@ def sample_universe(
 
 
 def write_sample(sample: Sample, path: str | os.PathLike[str], *, force: bool = False) -> tuple[Path, Path]:
-    """Write the NAV rows to ``path`` (.csv or .parquet) and the benchmark beside it (``<stem>.benchmark.<ext>``)."""
+    """Write the NAV rows to ``path`` (.csv, .parquet or .xlsx) and the benchmark beside it
+    (``<stem>.benchmark.<ext>``). The Excel variant looks like a KOFIA download: title rows above the header."""
     nav_path = Path(path)
     bench_path = nav_path.with_name(f"{nav_path.stem}.benchmark{nav_path.suffix}")
     for p in (nav_path, bench_path):
@@ -429,6 +431,29 @@ def write_sample(sample: Sample, path: str | os.PathLike[str], *, force: bool = 
             tmp = target.with_name(f".{target.name}.tmp")
             frame.to_parquet(tmp, index=False)
             os.replace(tmp, target)
+        elif target.suffix.lower() == ".xlsx":
+            _write_xlsx(frame, target)
         else:
             atomic_write_text(target, frame.to_csv(index=False, date_format="%Y-%m-%d"))
     return nav_path, bench_path
+
+
+def _write_xlsx(frame: pd.DataFrame, target: Path) -> None:
+    """An .xlsx with KOFIA-style title rows ("펀드 기준가격 일별 조회", "조회기간: …") above the header."""
+    import openpyxl
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    book = openpyxl.Workbook(write_only=True)
+    sheet = book.create_sheet("기준가격")
+    dates = pd.to_datetime(frame["기준일자"])
+    sheet.append(["펀드 기준가격 일별 조회"])
+    sheet.append([f"조회기간: {dates.min():%Y.%m.%d} ~ {dates.max():%Y.%m.%d}"])
+    sheet.append([])
+    sheet.append([str(c) for c in frame.columns])
+    columns = [frame[c].to_numpy(dtype=object) for c in frame.columns]
+    columns[list(frame.columns).index("기준일자")] = dates.dt.to_pydatetime()
+    for row in zip(*columns, strict=True):
+        sheet.append([None if isinstance(v, float) and v != v else v for v in row])
+    tmp = target.with_name(f".{target.name}.tmp")
+    book.save(tmp)
+    os.replace(tmp, target)
