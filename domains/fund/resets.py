@@ -6,10 +6,11 @@ cannot compute the true return, so such a fund must not be graded as if it had l
 
 A candidate reset on day t (all conditions must hold):
 
-* the fund's return that day, less its market's (the benchmark's return, else its peer group's median
-  return), is below ``−max(MIN_DROP, Z_DROP · σ)``, σ being a robust (median-absolute-deviation) estimate
+* the fund's return that day, less its beta times its market's (the benchmark's return, else its peer
+  group's median return), is below ``−max(MIN_DROP, Z_DROP · σ)``, σ being a robust (median-absolute-deviation) estimate
   of the fund's ordinary daily excess-return spread;
-* the NAV lands within ``LANDING`` of 1,000 (the base a 결산 resets to).
+* the NAV lands within ``LANDING`` of where 1,000 (the base a 결산 resets to) would be after that day's
+  market move, ``1,000 · (1 + β·market)``.
 
 Limits (documented in ``domains/fund/README.md``): funds that retain gains (유보) never reset; monthly or
 quarterly payers (월지급식) pay amounts too small to stand out; a drop smaller than the thresholds, or a
@@ -28,6 +29,8 @@ MIN_DROP = 0.01
 Z_DROP = 6.0
 """…and at least this many robust standard deviations of the fund's ordinary excess returns."""
 LANDING = 0.03
+WIDE = 0.10
+"""First, cheap pass: NAVs within 10 % of 1,000."""
 """A reset lands within 3 % of 1,000."""
 BASE = 1000.0
 PREFILTER = -0.005
@@ -78,6 +81,21 @@ class _Market:
         return out
 
 
+def _beta(r: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Per column: the slope of the fund's returns on its market's (0…2), so a low-beta fund is not
+    charged its market's full moves. A few resets barely move it: they are unrelated to the market."""
+    ok = np.isfinite(r) & np.isfinite(m)
+    n = np.maximum(ok.sum(axis=0), 1)
+    rc = np.where(ok, r, 0.0)
+    mc = np.where(ok, m, 0.0)
+    rm, mm = rc.sum(axis=0) / n, mc.sum(axis=0) / n
+    cov = (np.where(ok, (rc - rm) * (mc - mm), 0.0)).sum(axis=0)
+    var = (np.where(ok, (mc - mm) ** 2, 0.0)).sum(axis=0)
+    with np.errstate(all="ignore"):
+        beta = np.where(var > 0, cov / var, 0.0)
+    return np.clip(np.nan_to_num(beta), 0.0, 2.0)
+
+
 def detect_resets(
     nav: np.ndarray,
     candidates: np.ndarray,
@@ -99,13 +117,16 @@ def detect_resets(
         x = nav[:, cols]
         with np.errstate(all="ignore"):
             drop = x[1:] / x[:-1] - 1.0
-            cells = (np.abs(x[1:] - BASE) <= LANDING * BASE) & (drop <= PREFILTER)
+            cells = (np.abs(x[1:] - BASE) <= WIDE * BASE) & (drop <= PREFILTER)
         some = cells.any(axis=0)
         if not some.any():
             continue
         cols, drop, cells = cols[some], drop[:, some], cells[:, some]
-        excess = drop - market.returns(cols)
-        cells &= excess <= -MIN_DROP  # a reset needs an unexplained drop of at least MIN_DROP
+        move = _beta(drop, market_ret := market.returns(cols)) * market_ret
+        excess = drop - move
+        with np.errstate(all="ignore"):
+            lands = np.abs(x[1:, some] / (BASE * (1.0 + move)) - 1.0) <= LANDING
+        cells &= lands & (excess <= -MIN_DROP)  # a reset needs an unexplained drop of at least MIN_DROP
         some = cells.any(axis=0)
         if not some.any():
             continue
