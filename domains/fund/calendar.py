@@ -35,15 +35,26 @@ class Sampled:
     """Market dates filled forward from the fund's previous NAV."""
 
 
+ENDED_DAYS = 10
+"""A fund whose NAVs stopped counts as alive for this many calendar days (so the last business day, not an
+MMF's weekend after it, stays the last market date)."""
+
+
 def majority_dates(present: np.ndarray, dates: pd.DatetimeIndex) -> pd.DatetimeIndex:
-    """Dates on which at least half of the funds alive that day (first ≤ date ≤ last NAV) have a NAV."""
+    """Dates on which at least half of the funds alive that day have a NAV.
+
+    Alive: from the fund's first NAV to ``ENDED_DAYS`` calendar days after its last.
+    """
     if present.shape[1] == 0:
         return dates
     has_any = present.any(axis=0)
-    first = np.where(has_any, present.argmax(axis=0), len(dates))
-    last = np.where(has_any, len(dates) - 1 - present[::-1].argmax(axis=0), -1)
-    starts = np.bincount(first[has_any], minlength=len(dates) + 1)[: len(dates)]
-    ends = np.bincount(last[has_any] + 1, minlength=len(dates) + 1)[: len(dates)]
+    n = len(dates)
+    first = np.where(has_any, present.argmax(axis=0), n)
+    last = np.where(has_any, n - 1 - present[::-1].argmax(axis=0), 0)
+    until = dates[last] + pd.Timedelta(days=ENDED_DAYS)
+    end_row = np.searchsorted(dates.to_numpy(), until.to_numpy(), side="right")
+    starts = np.bincount(first[has_any], minlength=n + 1)[:n]
+    ends = np.bincount(end_row[has_any], minlength=n + 1)[:n]
     alive = np.cumsum(starts) - np.cumsum(ends)
     priced = present.sum(axis=1)
     return dates[2 * priced >= alive]
@@ -81,7 +92,10 @@ def sample(
     present = np.isfinite(values)
     if calendar.equals(dates):
         zeros = np.zeros(values.shape[1], dtype=int)
-        return Sampled(values=values, dropped=zeros, filled=zeros)
+        has_any = present.any(axis=0)
+        span = np.where(has_any, (len(dates) - present[::-1].argmax(axis=0)) - present.argmax(axis=0), 0)
+        if (present.sum(axis=0) == span).all():  # no fund has a hole: nothing to sample
+            return Sampled(values=values, dropped=zeros, filled=zeros)
     union = dates.union(calendar)
     if not union.equals(dates):
         frame = pd.DataFrame(values, index=dates).reindex(union)
