@@ -56,26 +56,9 @@ def tiny_warm_model(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFacto
     """
     out = tmp_path_factory.mktemp("warm") / "sft"
     result = run_cli(
-        "sft",
-        "--domain",
-        "gsm8k",
-        "--model",
-        "tiny",
-        "--data",
-        "synthetic:steps=1",
-        "--limit",
-        "400",
-        "--no-lora",
-        "--max-steps",
-        "60",
-        "--learning-rate",
-        "1e-2",
-        "--per-device-batch",
-        "8",
-        "--max-seq-length",
-        "160",
-        "--output-dir",
-        str(out),
+        "sft", "--domain", "gsm8k", "--model", "tiny", "--data", "synthetic:steps=1", "--limit", "400",
+        "--no-lora", "--max-steps", "60", "--learning-rate", "1e-2", "--per-device-batch", "8",
+        "--max-seq-length", "160", "--output-dir", str(out),
     )
     assert result.exit_code == 0, result.output
     return out / "final"

@@ -175,9 +175,4 @@ def test_fund_pack_exposes_the_engine_rubric() -> None:
         "reasoning_quality": 30.0,
         "consistency": 10.0,
     }
-    assert list(pack.reward_functions()) == [
-        "json_format",
-        "grade_accuracy",
-        "reasoning_quality",
-        "consistency",
-    ]
+    assert list(pack.reward_functions()) == ["json_format", "grade_accuracy", "reasoning_quality", "consistency"]

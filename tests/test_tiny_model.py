@@ -19,13 +19,9 @@ def test_build_tiny_cli_builds_loadable_model_and_refuses_silent_rebuild(tmp_pat
     assert 50_000 < sum(p.numel() for p in model.parameters()) < 500_000
     text = tok.apply_chat_template(
         [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}],
-        tokenize=False,
-        add_generation_prompt=True,
+        tokenize=False, add_generation_prompt=True,
     )
-    assert (
-        text
-        == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n"
-    )
+    assert text == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n"
     assert tok.eos_token == "<|im_end|>" and tok.pad_token == "<|endoftext|>"
     # Byte-level BPE: any text round-trips, Korean included.
     sample = "수익률 12.5%, 샤프지수 0.8 — The answer is 42."

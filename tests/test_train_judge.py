@@ -20,19 +20,8 @@ def _train_with(tmp_path: Path, judge: dict) -> Path:
     cfg = tmp_path / "run.yaml"
     cfg.write_text(yaml.safe_dump({"judge": judge, "max_completion_length": 16}))
     result = run_cli(
-        "train",
-        "--config",
-        str(cfg),
-        "--domain",
-        "gsm8k",
-        "--model",
-        "tiny",
-        "--data",
-        "synthetic",
-        "--max-steps",
-        "2",
-        "--output-dir",
-        str(out),
+        "train", "--config", str(cfg), "--domain", "gsm8k", "--model", "tiny", "--data", "synthetic",
+        "--max-steps", "2", "--output-dir", str(out),
     )
     assert result.exit_code == 0, result.output
     assert SECRET not in result.output
@@ -48,19 +37,10 @@ def test_train_with_api_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     with running_chat_server(require_key=SECRET) as server:
         server.behave("ok", score=4)
         server.then("500", "429")  # the first calls fail and are retried; training goes on
-        out = _train_with(
-            tmp_path,
-            {
-                "kind": "api",
-                "base_url": server.base_url,
-                "model": "judge-model",
-                "api_key_env": "JUDGE_API_KEY",
-                "weight": 0.5,
-                "concurrency": 2,
-                "timeout_s": 5,
-                "backoff_base_s": 0.01,
-            },
-        )
+        out = _train_with(tmp_path, {
+            "kind": "api", "base_url": server.base_url, "model": "judge-model", "api_key_env": "JUDGE_API_KEY",
+            "weight": 0.5, "concurrency": 2, "timeout_s": 5, "backoff_base_s": 0.01,
+        })
         assert server.request_count >= 3
         assert all(r.headers.get("authorization") == f"Bearer {SECRET}" for r in server.requests)
     rows = _metrics(out)
@@ -78,17 +58,8 @@ def test_train_with_api_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_train_with_local_judge(tmp_path: Path, tiny_model_dir: Path) -> None:
-    out = _train_with(
-        tmp_path,
-        {
-            "kind": "local",
-            "model": "tiny",
-            "weight": 0.3,
-            "prefill": True,
-            "max_new_tokens": 8,
-            "batch_size": 8,
-        },
-    )
+    out = _train_with(tmp_path, {"kind": "local", "model": "tiny", "weight": 0.3, "prefill": True,
+                                 "max_new_tokens": 8, "batch_size": 8})
     rows = _metrics(out)
     assert [r["step"] for r in rows] == [1, 2]
     for row in rows:
