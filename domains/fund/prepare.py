@@ -16,14 +16,16 @@ import pandas as pd
 from evaluator.domains.fund.calendar import FILL_LIMIT, market_calendar, sample
 from evaluator.domains.fund.checks import FundFlags
 from evaluator.domains.fund.resets import describe, detect_resets
-from evaluator.domains.fund.total_return import Adjustments, levels_for
+from evaluator.domains.fund.total_return import Adjustments, Levels, levels_for
 
 UNADJUSTED = "unadjusted_distribution"
 
 
 @dataclass
 class Prepared:
-    """NAVs and total-return levels on the market calendar, up to the as-of date."""
+    """Total-return levels on the market calendar, up to the as-of date (``nav`` is the same array: a
+    fund without adjustment information keeps its 기준가격, which is what the checks and the reset
+    detector read; the others' levels are positive exactly when their 기준가격 is)."""
 
     nav: np.ndarray
     levels: np.ndarray
@@ -52,17 +54,17 @@ def prepare(
     groups: np.ndarray | None = None,
 ) -> Prepared:
     """Levels per fund from its best information, sampled onto the market calendar (rows ≤ ``as_of``, if given)."""
-    frame = navs if as_of is None else navs.loc[:as_of]
+    frame = navs.iloc[:] if as_of is None else navs.loc[:as_of]  # a new object: the caller keeps its columns
     frame.columns = [str(c) for c in frame.columns]
     nav = frame.reindex(columns=codes).to_numpy(dtype=float, copy=True)
     dates = pd.DatetimeIndex(frame.index)
-    built = levels_for(nav, dates, codes, adjustments, groups)
-    _check_adjusted(nav, built.levels, built.source, dates, flags)
     cal, rule = market_calendar(nav, dates, _benchmark_dates(benchmark), calendar)
     if len(cal) == 0:
         cal, rule = dates, "union"
-    nav_s = sample(nav, dates, cal)
-    levels = nav_s.values if built.levels is nav else sample(built.levels, dates, cal).values
+    built = levels_for(nav, dates, codes, adjustments, groups, inplace=True)  # nav now holds the levels
+    _check_adjusted(built, dates, flags)
+    nav_s = sample(built.levels, dates, cal)
+    levels = nav_s.values
     for i in np.flatnonzero(nav_s.dropped):
         flags.warn(
             int(i),
@@ -79,22 +81,18 @@ def prepare(
             "분배금이 결산일(분배락 전일)에 기재되어 있어 분배락일로 한 행 옮겨 총수익률을 계산했습니다",
         )
     info = {"calendar": rule, "calendar_dates": len(cal), "fill_limit": FILL_LIMIT}
-    return Prepared(nav=nav_s.values, levels=levels, dates=cal, source=built.source, info=info)
+    return Prepared(nav=levels, levels=levels, dates=cal, source=built.source, info=info)
 
 
-def _check_adjusted(
-    nav: np.ndarray, levels: np.ndarray, source: np.ndarray, dates: pd.DatetimeIndex, flags: FundFlags
-) -> None:
+def _check_adjusted(built: Levels, dates: pd.DatetimeIndex, flags: FundFlags) -> None:
     """An adjusted column must cover every NAV date of its fund and stay above 0."""
-    for i in np.flatnonzero(source == "adjusted"):
-        missing = np.isfinite(nav[:, i]) & ~np.isfinite(levels[:, i])
-        if missing.any():
-            flags.error(
-                int(i),
-                f"수정기준가격이 {int(missing.sum())}개 기준일에 없습니다 (첫 누락 {dates[int(np.argmax(missing))]:%Y-%m-%d})",
-            )
+    for i in np.flatnonzero(built.missing_adjusted):
+        flags.error(
+            int(i), f"수정기준가격이 기준가격이 있는 {int(built.missing_adjusted[i])}개 기준일에 없습니다"
+        )
+    for i in np.flatnonzero(built.source == "adjusted"):
         with np.errstate(invalid="ignore"):
-            bad = levels[:, i] <= 0
+            bad = built.levels[:, i] <= 0
         if bad.any():
             flags.error(int(i), f"0 이하의 수정기준가격 ({dates[int(np.argmax(bad))]:%Y-%m-%d})")
 

@@ -7,8 +7,8 @@ cannot compute the true return, so such a fund must not be graded as if it had l
 A candidate reset on day t (all conditions must hold):
 
 * the fund's return that day, less its beta times its market's (the benchmark's return, else its peer
-  group's median return), is below ``−max(MIN_DROP, Z_DROP · σ)``, σ being a robust (median-absolute-deviation) estimate
-  of the fund's ordinary daily excess-return spread;
+  group's median return), is below ``−max(MIN_DROP, Z_DROP · σ)``, σ being the standard deviation of
+  the fund's other daily excess returns (the candidate days left out);
 * the NAV lands within ``LANDING`` of where 1,000 (the base a 결산 resets to) would be after that day's
   market move, ``1,000 · (1 + β·market)``.
 
@@ -27,7 +27,7 @@ import pandas as pd
 MIN_DROP = 0.01
 """Smallest unexplained one-day drop read as a reset (1 %)."""
 Z_DROP = 6.0
-"""…and at least this many robust standard deviations of the fund's ordinary excess returns."""
+"""…and at least this many standard deviations of the fund's ordinary (non-candidate) excess returns."""
 LANDING = 0.03
 WIDE = 0.10
 """First, cheap pass: NAVs within 10 % of 1,000."""
@@ -41,13 +41,6 @@ class Resets:
     """Per fund column: the rows of the candidate resets (only funds with at least one)."""
 
     rows: dict[int, list[int]]
-
-
-def _robust_sd(x: np.ndarray) -> np.ndarray:
-    """Per column: 1.4826 · median absolute deviation, NaNs skipped (pandas' median is vectorised)."""
-    frame = pd.DataFrame(x)
-    med = frame.median(axis=0).to_numpy()
-    return 1.4826 * pd.DataFrame(np.abs(x - med)).median(axis=0).to_numpy()
 
 
 class _Market:
@@ -71,9 +64,12 @@ class _Market:
         return self.medians[g]
 
     def returns(self, cols: np.ndarray) -> np.ndarray:
-        """(dates − 1) × cols market returns for rows 1.. of ``nav``."""
-        out = np.zeros((self.nav.shape[0] - 1, cols.size))
+        """(dates − 1) × cols market returns for rows 1.. of ``nav``; one broadcast column when every listed
+        fund shares one benchmark (the engine orders funds by benchmark, so blocks mostly do)."""
         of = np.full(cols.size, -1) if self.bench is None else self.bench[1][cols]
+        if self.bench is not None and of[0] >= 0 and (of == of[0]).all():
+            return np.nan_to_num(self.bench[0][1:, of[:1]], nan=0.0)
+        out = np.zeros((self.nav.shape[0] - 1, cols.size))
         if self.bench is not None and (of >= 0).any():
             out[:, of >= 0] = np.nan_to_num(self.bench[0][1:, of[of >= 0]], nan=0.0)
         for j in np.flatnonzero(of < 0).tolist():
@@ -81,19 +77,9 @@ class _Market:
         return out
 
 
-def _beta(r: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Per column: the slope of the fund's returns on its market's (0…2), so a low-beta fund is not
-    charged its market's full moves. A few resets barely move it: they are unrelated to the market."""
-    ok = np.isfinite(r) & np.isfinite(m)
-    n = np.maximum(ok.sum(axis=0), 1)
-    rc = np.where(ok, r, 0.0)
-    mc = np.where(ok, m, 0.0)
-    rm, mm = rc.sum(axis=0) / n, mc.sum(axis=0) / n
-    cov = (np.where(ok, (rc - rm) * (mc - mm), 0.0)).sum(axis=0)
-    var = (np.where(ok, (mc - mm) ** 2, 0.0)).sum(axis=0)
-    with np.errstate(all="ignore"):
-        beta = np.where(var > 0, cov / var, 0.0)
-    return np.clip(np.nan_to_num(beta), 0.0, 2.0)
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Column-wise Σ a·b, where ``b`` may be one broadcast column."""
+    return a.T @ b[:, 0] if b.shape[1] == 1 else np.einsum("ij,ij->j", a, b)
 
 
 def detect_resets(
@@ -101,13 +87,15 @@ def detect_resets(
     candidates: np.ndarray,
     groups: np.ndarray,
     bench_returns: tuple[np.ndarray, np.ndarray] | None = None,
-    chunk: int = 512,
+    chunk: int = 1024,
 ) -> Resets:
     """Candidate resets for the funds where ``candidates`` is true.
 
     ``nav``: dates × funds (NaN where none); ``groups``: each fund's peer group; ``bench_returns``: dates ×
     benchmarks returns aligned to ``nav``'s rows with each fund's benchmark column (−1 for none), or None.
-    Works on blocks of ``chunk`` funds so the temporaries stay small.
+    The fund's beta and the spread of its excess returns come from column sums (no excess-return matrix);
+    the spread leaves out the candidate days themselves, so resets do not hide each other. Works on
+    blocks of ``chunk`` funds so the temporaries stay small.
     """
     found: dict[int, list[int]] = {}
     market = _Market(nav, groups, bench_returns)
@@ -116,25 +104,44 @@ def detect_resets(
         cols = todo[lo : lo + chunk]
         x = nav[:, cols]
         with np.errstate(all="ignore"):
-            drop = x[1:] / x[:-1] - 1.0
-            cells = (np.abs(x[1:] - BASE) <= WIDE * BASE) & (drop <= PREFILTER)
-        some = cells.any(axis=0)
-        if not some.any():
+            r = x[1:] / x[:-1] - 1.0
+            rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
+        if rows.size == 0:
             continue
-        cols, drop, cells = cols[some], drop[:, some], cells[:, some]
-        move = _beta(drop, market_ret := market.returns(cols)) * market_ret
-        excess = drop - move
+        m = market.returns(cols)
+        ok = np.isfinite(r)
+        if ok.all():  # every fund priced on every day of the block: market sums are plain totals
+            r0, n = r, np.full(cols.size, float(len(r)))
+            s_m = np.broadcast_to(m.sum(axis=0), cols.size)
+            s_mm = np.broadcast_to((m * m).sum(axis=0), cols.size)
+        else:
+            r0 = np.where(ok, r, 0.0)
+            okf = ok.astype(float)
+            n = np.maximum(okf.sum(axis=0), 2.0)
+            s_m, s_mm = _dot(okf, m), _dot(okf, m * m)
+        s_rm, s_r, s_rr = _dot(r0, m), r0.sum(axis=0), np.einsum("ij,ij->j", r0, r0)
         with np.errstate(all="ignore"):
-            lands = np.abs(x[1:, some] / (BASE * (1.0 + move)) - 1.0) <= LANDING
-        cells &= lands & (excess <= -MIN_DROP)  # a reset needs an unexplained drop of at least MIN_DROP
-        some = cells.any(axis=0)
-        if not some.any():
+            beta = np.clip(np.nan_to_num((s_rm - s_r * s_m / n) / (s_mm - s_m * s_m / n)), 0.0, 2.0)
+        m_cell = m[rows, 0] if m.shape[1] == 1 else m[rows, js]
+        move = beta[js] * m_cell
+        excess = r[rows, js] - move
+        lands = np.abs(x[rows + 1, js] / (BASE * (1.0 + move)) - 1.0) <= LANDING
+        keep = lands & (excess <= -MIN_DROP)  # a reset needs an unexplained drop of at least MIN_DROP
+        if not keep.any():
             continue
-        cols, excess, cells = cols[some], excess[:, some], cells[:, some]
-        limit = -np.maximum(MIN_DROP, Z_DROP * np.nan_to_num(_robust_sd(excess), nan=0.0))
-        cells &= excess <= limit[None, :]
-        for j in np.flatnonzero(cells.any(axis=0)).tolist():
-            found[int(cols[j])] = (np.flatnonzero(cells[:, j]) + 1).tolist()
+        rows, js, excess = rows[keep], js[keep], excess[keep]
+        # spread of the excess returns e = r − β·m over the fund's days, leaving out these candidate days
+        s_e = s_r - beta * s_m - np.bincount(js, weights=excess, minlength=cols.size)
+        s_ee = (
+            s_rr - 2 * beta * s_rm + beta**2 * s_mm - np.bincount(js, weights=excess**2, minlength=cols.size)
+        )
+        k = n - np.bincount(js, minlength=cols.size)
+        with np.errstate(all="ignore"):
+            sd = np.sqrt(np.maximum((s_ee - s_e * s_e / k) / (k - 1), 0.0))
+        limit = -np.maximum(MIN_DROP, Z_DROP * np.nan_to_num(sd, nan=0.0))
+        hit = excess <= limit[js]
+        for row, j in zip(rows[hit].tolist(), js[hit].tolist(), strict=True):
+            found.setdefault(int(cols[j]), []).append(row + 1)
     return Resets(rows=found)
 
 

@@ -129,7 +129,9 @@ def package_results(
     day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
     years = _nullable(np.round(history, 2))
     extra = extra or ClassInfo()
-    family_size = _family_sizes(extra.families)
+    families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
+    basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
+    classes = _class_column(extra, eligible)
     weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
     out: list[FundResult] = []
     for i, code in enumerate(codes):
@@ -167,25 +169,19 @@ def package_results(
                 peer_percentile=top[i] if rated else None,
                 grade=grade,
                 grade_label=labels.get(grade) if grade is not None else None,
-                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED else (),
-                return_basis=str(extra.basis[i]) if extra.basis is not None else "raw",
-                portfolio_code=str(extra.families[i]) if extra.families is not None else None,
-                portfolio_classes=_classes(extra, family_size, i, rated),
+                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED and extra.codes else (),
+                return_basis=basis[i],
+                portfolio_code=families[i],
+                portfolio_classes=classes[i],
             )
         )
     return out
 
 
-def _family_sizes(families: np.ndarray | None) -> dict[str, int]:
-    if families is None:
-        return {}
-    return {str(k): int(v) for k, v in pd.Series(families).value_counts().items()}
-
-
-def _classes(extra: ClassInfo, sizes: Mapping[str, int], i: int, rated: bool) -> int | None:
-    """k used in the rating scale for a rated fund; otherwise how many classes the batch holds."""
+def _class_column(extra: ClassInfo, eligible: np.ndarray) -> list[int | None]:
+    """Per fund: k used in the rating scale when rated; otherwise how many classes the batch holds."""
     if extra.families is None:
-        return None
-    if rated and extra.classes is not None:
-        return int(extra.classes[i])
-    return sizes.get(str(extra.families[i]))
+        return [None] * len(eligible)
+    sizes = pd.Series(extra.families).map(pd.Series(extra.families).value_counts()).to_numpy(dtype=int)
+    rated_k = extra.classes if extra.classes is not None else sizes
+    return np.where(eligible & (rated_k > 0), rated_k, sizes).astype(int).tolist()

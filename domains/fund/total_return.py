@@ -24,107 +24,6 @@ import pandas as pd
 
 
 @dataclass(frozen=True)
-class Alignment:
-    """Per fund column (of the matrices given): whether its distributions were dated one row early."""
-
-    shifted: np.ndarray
-    events: np.ndarray
-
-
-def _prev_valid(nav: np.ndarray) -> np.ndarray:
-    """Each row's previous valid NAV of the same fund (NaN before the first)."""
-    filled = pd.DataFrame(nav).ffill().to_numpy()
-    out = np.full_like(nav, np.nan)
-    out[1:] = filled[:-1]
-    return out
-
-
-def _next_valid(nav: np.ndarray) -> np.ndarray:
-    filled = pd.DataFrame(nav).bfill().to_numpy()
-    out = np.full_like(nav, np.nan)
-    out[:-1] = filled[1:]
-    return out
-
-
-def align_distributions(
-    nav: np.ndarray, amount: np.ndarray, is_rate: np.ndarray, market: np.ndarray | None = None
-) -> tuple[np.ndarray, Alignment]:
-    """Distribution amounts dated on the ex-date (dates × funds, 0 where none), detecting one-row-early dating.
-
-    ``amount``: per-row values (NaN or 0 where none); where ``is_rate`` (per fund) they are 분배율 in %.
-    For each fund the two datings are compared over all its events: on the ex-date hypothesis the total
-    return on the event row and the raw return on the next row should both look like ordinary days; on
-    the early hypothesis the raw return on the event row and the total return on the next row should.
-    A fund is realigned when the early hypothesis explains its data at least twice as well. ``market``
-    (dates × funds returns, e.g. the peer group's mean) is taken off both days first, so a market move the
-    size of the distribution does not decide it.
-    """
-    amt = np.where(np.isfinite(amount), amount, 0.0)
-    funds = nav.shape[1]
-    out = np.zeros_like(nav)
-    has = np.flatnonzero((amt > 0).any(axis=0))
-    events = (amt > 0).sum(axis=0)
-    shifted = np.zeros(funds, dtype=bool)
-    if has.size == 0:
-        return out, Alignment(shifted=shifted, events=events)
-    sub_nav, sub_amt = nav[:, has], amt[:, has]
-    rows, k = np.nonzero(sub_amt > 0)
-    prev, nxt = _prev_valid(sub_nav), _next_valid(sub_nav)
-    here, before, after = sub_nav[rows, k], prev[rows, k], nxt[rows, k]
-    rate = is_rate[has][k]
-    nxt_row = _next_rows(sub_nav)[rows, k]
-    m_here = np.zeros(rows.size) if market is None else np.nan_to_num(market[:, has][rows, k])
-    m_next = np.zeros(rows.size)
-    if market is not None:
-        m_next = np.where(nxt_row >= 0, np.nan_to_num(market[:, has][np.maximum(nxt_row, 0), k]), 0.0)
-    d_ex = np.where(rate, sub_amt[rows, k] / 100.0 * before, sub_amt[rows, k])
-    d_early = np.where(rate, sub_amt[rows, k] / 100.0 * here, sub_amt[rows, k])
-    with np.errstate(all="ignore"):
-        cost_ex = np.abs((here + d_ex) / before - 1.0 - m_here) + np.abs(after / here - 1.0 - m_next)
-        cost_early = np.abs(here / before - 1.0 - m_here) + np.abs((after + d_early) / here - 1.0 - m_next)
-    # an event on a fund's last row cannot be early (no next row): it counts for the ex-date reading
-    cost_early = np.where(np.isfinite(after), cost_early, 1e9)
-    total_ex = np.bincount(k, weights=np.nan_to_num(cost_ex, nan=0.0), minlength=has.size)
-    total_early = np.bincount(k, weights=np.nan_to_num(cost_early, nan=0.0), minlength=has.size)
-    early = 2.0 * total_early < total_ex
-    shifted[has] = early
-    move = early[k]
-    target = np.where(move, nxt_row, rows)
-    ok = target >= 0
-    np.add.at(out, (target[ok], has[k[ok]]), np.where(move, d_early, d_ex)[ok])
-    return out, Alignment(shifted=shifted, events=events)
-
-
-def _next_rows(nav: np.ndarray) -> np.ndarray:
-    """For each cell: the next row where that fund has a NAV (−1 when none)."""
-    rows = nav.shape[0]
-    idx = np.where(np.isfinite(nav), np.arange(rows)[:, None], rows)
-    nearest = np.minimum.accumulate(idx[::-1], axis=0)[::-1]
-    out = np.full(nav.shape, rows, dtype=int)
-    out[:-1] = nearest[1:]
-    return np.where(out < rows, out, -1)
-
-
-def total_return_levels(nav: np.ndarray, distribution: np.ndarray) -> np.ndarray:
-    """Levels (dates × funds) with ``r_t = (NAV_t + D_t) / NAV_{t−1} − 1``, starting at the first NAV.
-
-    ``distribution`` is dated on ex-dates (see :func:`align_distributions`), 0 or NaN where none. Rows
-    where a fund has no NAV stay NaN; the return after such a row is taken from the last NAV before it.
-    """
-    present = np.isfinite(nav)
-    d = np.where(np.isfinite(distribution), distribution, 0.0)
-    prev = _prev_valid(nav)
-    with np.errstate(all="ignore"):
-        ratio = np.where(present & np.isfinite(prev), (nav + d) / prev, 1.0)
-    growth = np.cumprod(ratio, axis=0)
-    first_row = np.where(present.any(axis=0), present.argmax(axis=0), 0)
-    base = nav[first_row, np.arange(nav.shape[1])]
-    levels = growth * base
-    levels[~present] = np.nan
-    return levels
-
-
-@dataclass(frozen=True)
 class Adjustments:
     """What the data says about distributions, as dates × funds tables (NaN where a fund has no value).
 
@@ -140,14 +39,136 @@ class Adjustments:
         return all(t is None or t.empty for t in (self.adjusted, self.distribution, self.rate))
 
 
-def _table(
+@dataclass(frozen=True)
+class Events:
+    """Distributions as sparse cells of a dates × funds matrix: row, fund column, amount (or rate in %)."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+
+    @staticmethod
+    def none() -> Events:
+        return Events(np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0))
+
+
+def neighbour_rows(nav: np.ndarray, rows: np.ndarray, cols: np.ndarray, step: int) -> np.ndarray:
+    """For each (row, col): the nearest row before (step −1) or after (+1) with a NAV of that fund; −1 if none.
+
+    Usually the adjacent row; only cells next to a gap are searched.
+    """
+    out = rows + step
+    inside = (out >= 0) & (out < nav.shape[0])
+    ok = inside.copy()
+    ok[inside] = np.isfinite(nav[out[inside], cols[inside]])
+    out = np.where(ok, out, -1)
+    for k in np.flatnonzero(~ok & inside).tolist():
+        col = nav[:, cols[k]]
+        found = (
+            np.flatnonzero(np.isfinite(col[: rows[k]]))[-1:]
+            if step < 0
+            else rows[k] + 1 + np.flatnonzero(np.isfinite(col[rows[k] + 1 :]))[:1]
+        )
+        out[k] = int(found[0]) if found.size else -1
+    return out
+
+
+def align_distributions(
+    nav: np.ndarray, events: Events, is_rate: np.ndarray, market: np.ndarray | None = None
+) -> tuple[Events, np.ndarray]:
+    """Distribution amounts dated on their ex-dates, and per fund column whether they were moved there.
+
+    ``events.values`` are amounts per 1,000좌, or 분배율 in % where ``is_rate`` (per event). For each fund the
+    two datings are compared over all its events: on the ex-date reading the total return on the event
+    row and the raw return on the next row should both look like ordinary days; on the early reading (the
+    vendor dated it on the 결산일) the raw return on the event row and the total return on the next row
+    should. A fund is realigned when the early reading explains its data at least twice as well.
+    ``market`` (per event: the market's return on the event row and on the next row, shape 2 × events)
+    is taken off first, so a market move the size of the distribution does not decide it.
+    """
+    funds = nav.shape[1]
+    shifted = np.zeros(funds, dtype=bool)
+    rows, cols = events.rows, events.cols
+    if rows.size == 0:
+        return events, shifted
+    prev_r, next_r = neighbour_rows(nav, rows, cols, -1), neighbour_rows(nav, rows, cols, +1)
+    here = nav[rows, cols]
+    before = np.where(prev_r >= 0, nav[np.maximum(prev_r, 0), cols], np.nan)
+    after = np.where(next_r >= 0, nav[np.maximum(next_r, 0), cols], np.nan)
+    d_ex = np.where(is_rate, events.values / 100.0 * before, events.values)
+    d_early = np.where(is_rate, events.values / 100.0 * here, events.values)
+    m_here, m_next = (np.zeros(rows.size), np.zeros(rows.size)) if market is None else market
+    with np.errstate(all="ignore"):
+        cost_ex = np.abs((here + d_ex) / before - 1.0 - m_here) + np.abs(after / here - 1.0 - m_next)
+        cost_early = np.abs(here / before - 1.0 - m_here) + np.abs((after + d_early) / here - 1.0 - m_next)
+    cost_early = np.where(np.isfinite(after), cost_early, 1e9)  # the last row cannot be early
+    total_ex = np.bincount(cols, weights=np.nan_to_num(cost_ex, nan=0.0), minlength=funds)
+    total_early = np.bincount(cols, weights=np.nan_to_num(cost_early, nan=0.0), minlength=funds)
+    shifted = (np.bincount(cols, minlength=funds) > 0) & (2.0 * total_early < total_ex)
+    move = shifted[cols]
+    target = np.where(move, next_r, rows)
+    amount = np.where(move, d_early, d_ex)
+    ok = (target >= 0) & np.isfinite(amount)
+    return Events(target[ok], cols[ok], amount[ok]), shifted
+
+
+def apply_distributions(nav: np.ndarray, events: Events, out: np.ndarray | None = None) -> np.ndarray:
+    """Levels with ``r_t = (NAV_t + D_t) / NAV_{t−1} − 1`` on ex-dated amounts, written into ``out``.
+
+    Computed as ``NAV_t · Π_{e ≤ t} (1 + D_e / NAV_e)``: the same ratios, and a fund without distributions
+    keeps its NAVs exactly. Rows without a NAV stay NaN; the return after a gap uses the last NAV before it.
+    """
+    out = nav.copy() if out is None else out
+    if events.rows.size == 0:
+        return out
+    funds, k = np.unique(events.cols, return_inverse=True)
+    with np.errstate(all="ignore"):
+        factor = 1.0 + events.values / nav[events.rows, events.cols]
+    if funds.size * 3 > nav.shape[1]:  # most funds: whole-matrix passes beat gathering columns
+        jumps = np.ones_like(nav)
+        np.multiply.at(jumps, (events.rows, events.cols), factor)
+        np.cumprod(jumps, axis=0, out=jumps)
+        np.multiply(nav, jumps, out=out)  # × 1.0 exactly where a fund has no distribution
+        return out
+    jumps = np.ones((nav.shape[0], funds.size))
+    np.multiply.at(jumps, (events.rows, k), factor)
+    out[:, funds] = nav[:, funds] * np.cumprod(jumps, axis=0)
+    return out
+
+
+def total_return_levels(nav: np.ndarray, distribution: np.ndarray) -> np.ndarray:
+    """Dense form of :func:`apply_distributions`: ``distribution`` is dates × funds on ex-dates (0/NaN = none)."""
+    d = np.where(np.isfinite(distribution), distribution, 0.0)
+    rows, cols = np.nonzero(d > 0)
+    return apply_distributions(nav, Events(rows, cols, d[rows, cols]))
+
+
+def _positions(
+    table: pd.DataFrame, dates: pd.DatetimeIndex, codes: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A table's values, the matrix row of each of its rows and the matrix column of each of its columns
+    (−1 where the matrix has none)."""
+    where = {c: i for i, c in enumerate(codes)}
+    col_pos = np.array([where.get(str(c), -1) for c in table.columns], dtype=int)
+    row_pos = dates.get_indexer(pd.DatetimeIndex(table.index))
+    return table.to_numpy(dtype=float), row_pos, col_pos
+
+
+def _events(
     table: pd.DataFrame | None, dates: pd.DatetimeIndex, codes: list[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """A table on ``dates`` × ``codes`` and, per fund, whether it has any value."""
+) -> tuple[Events, np.ndarray]:
+    """Positive cells of a distribution table as events on the matrix, and per fund whether it has any value."""
+    has = np.zeros(len(codes), dtype=bool)
     if table is None or table.empty:
-        return np.full((len(dates), len(codes)), np.nan), np.zeros(len(codes), dtype=bool)
-    values = table.reindex(index=dates, columns=codes).to_numpy(dtype=float)
-    return values, np.isfinite(values).any(axis=0)
+        return Events.none(), has
+    values, row_pos, col_pos = _positions(table, dates, codes)
+    has_col = np.isfinite(values).any(axis=0)
+    has[col_pos[(col_pos >= 0) & has_col]] = True
+    with np.errstate(invalid="ignore"):
+        r, c = np.nonzero(values > 0)
+    keep = (row_pos[r] >= 0) & (col_pos[c] >= 0)
+    r, c = r[keep], c[keep]
+    return Events(row_pos[r], col_pos[c], values[r, c]), has
 
 
 @dataclass(frozen=True)
@@ -161,20 +182,23 @@ class Levels:
     """Per fund: its distributions were dated one row early and were moved to the ex-date."""
     events: np.ndarray
     """Per fund: number of distributions used."""
+    missing_adjusted: np.ndarray
+    """Per fund with an adjusted column: dates with a NAV but no adjusted NAV."""
 
 
-def peer_mean_returns(nav: np.ndarray, groups: np.ndarray, cols: np.ndarray, most: int = 200) -> np.ndarray:
-    """Per listed fund: the mean daily return of (up to ``most``) funds of its peer group (dates × cols)."""
-    out = np.zeros((nav.shape[0], cols.size))
+def peer_mean_returns(
+    nav: np.ndarray, groups: np.ndarray, cols: np.ndarray, most: int = 200
+) -> dict[object, np.ndarray]:
+    """Per peer group of the listed funds: the mean daily return of up to ``most`` of its funds (by row)."""
+    out: dict[object, np.ndarray] = {}
     for g in {groups[c] for c in cols.tolist()}:
         peers = np.flatnonzero(groups == g)[:most]
         with np.errstate(all="ignore"):
             r = nav[1:, peers] / nav[:-1, peers] - 1.0
         r[np.abs(r) > 0.05] = np.nan  # resets and data errors are not the market
-        with np.errstate(all="ignore"), warnings.catch_warnings():
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nan_to_num(np.nanmean(r, axis=1))
-        out[1:, groups[cols] == g] = mean[:, None]
+            out[g] = np.r_[0.0, np.nan_to_num(np.nanmean(r, axis=1))]
     return out
 
 
@@ -184,35 +208,68 @@ def levels_for(
     codes: list[str],
     adjustments: Adjustments | None,
     groups: np.ndarray | None = None,
+    *,
+    inplace: bool = False,
 ) -> Levels:
     """The best levels each fund's data allows: adjusted NAV, else NAV + 분배금, else NAV + 분배율, else raw NAV.
 
-    ``nav`` is dates × ``codes``; funds without any adjustment information keep ``nav`` itself (the
-    returned array is ``nav`` when no fund has any). ``groups`` (peer group per fund) give the market
-    move that :func:`align_distributions` takes off.
+    ``nav`` is dates × ``codes``. Funds without any adjustment information keep their NAVs exactly; with
+    ``inplace`` the other funds' columns of ``nav`` itself are overwritten (no copy of the whole matrix).
+    ``groups`` (peer group per fund) give the market move that :func:`align_distributions` takes off.
     """
     funds = len(codes)
     source = np.full(funds, "raw", dtype=object)
     realigned = np.zeros(funds, dtype=bool)
-    events = np.zeros(funds, dtype=int)
+    counts = np.zeros(funds, dtype=int)
+    missing = np.zeros(funds, dtype=int)
+    levels = nav if inplace else nav.copy()
     if adjustments is None or adjustments.empty():
-        return Levels(levels=nav, source=source, realigned=realigned, events=events)
-    adj, has_adj = _table(adjustments.adjusted, dates, codes)
-    dist, has_dist = _table(adjustments.distribution, dates, codes)
-    rate, has_rate = _table(adjustments.rate, dates, codes)
+        return Levels(levels, source, realigned, counts, missing)
+    dist, has_dist = _events(adjustments.distribution, dates, codes)
+    rate, has_rate = _events(adjustments.rate, dates, codes)
+    has_adj = np.zeros(funds, dtype=bool)
+    if adjustments.adjusted is not None and not adjustments.adjusted.empty:
+        values, row_pos, col_pos = _positions(adjustments.adjusted, dates, codes)
+        ok_rows = row_pos >= 0
+        for j in np.flatnonzero((col_pos >= 0) & np.isfinite(values).any(axis=0)).tolist():
+            i = int(col_pos[j])
+            column = np.full(len(dates), np.nan)
+            column[row_pos[ok_rows]] = values[ok_rows, j]
+            present = np.isfinite(levels[:, i])
+            missing[i] = int((present & ~np.isfinite(column)).sum())
+            levels[:, i] = np.where(present, column, np.nan)
+            has_adj[i] = True
+    source[has_adj] = "adjusted"
     use_dist = ~has_adj & has_dist
     use_rate = ~has_adj & ~has_dist & has_rate
-    levels = nav.copy()
-    levels[:, has_adj] = np.where(np.isfinite(nav[:, has_adj]), adj[:, has_adj], np.nan)
-    source[has_adj] = "adjusted"
-    cols = np.flatnonzero(use_dist | use_rate)
-    if cols.size:
-        amount = np.where(use_dist[cols], dist[:, cols], rate[:, cols])
-        market = None if groups is None else peer_mean_returns(nav, groups, cols)
-        on_ex, align = align_distributions(nav[:, cols], amount, use_rate[cols], market)
-        levels[:, cols] = total_return_levels(nav[:, cols], on_ex)
-        realigned[cols] = align.shifted
-        events[cols] = align.events
-        source[use_dist] = "distribution"
-        source[use_rate] = "rate"
-    return Levels(levels=levels, source=source, realigned=realigned, events=events)
+    source[use_dist] = "distribution"
+    source[use_rate] = "rate"
+    keep_d, keep_r = use_dist[dist.cols], use_rate[rate.cols]
+    events = Events(
+        np.r_[dist.rows[keep_d], rate.rows[keep_r]],
+        np.r_[dist.cols[keep_d], rate.cols[keep_r]],
+        np.r_[dist.values[keep_d], rate.values[keep_r]],
+    )
+    if events.rows.size:
+        is_rate = np.r_[np.zeros(keep_d.sum(), dtype=bool), np.ones(keep_r.sum(), dtype=bool)]
+        market = None
+        if groups is not None:
+            means = peer_mean_returns(levels, groups, np.unique(events.cols))
+            nxt = np.minimum(events.rows + 1, len(dates) - 1)
+            market = np.stack(
+                [
+                    np.array(
+                        [
+                            means[groups[c]][r]
+                            for r, c in zip(events.rows.tolist(), events.cols.tolist(), strict=True)
+                        ]
+                    ),
+                    np.array(
+                        [means[groups[c]][r] for r, c in zip(nxt.tolist(), events.cols.tolist(), strict=True)]
+                    ),
+                ]
+            )
+        on_ex, realigned = align_distributions(levels, events, is_rate, market)
+        counts = np.bincount(on_ex.cols, minlength=funds)
+        apply_distributions(levels, on_ex, out=levels)
+    return Levels(levels, source, realigned, counts, missing)
