@@ -33,7 +33,7 @@ from evaluator.domains.fund.results import (
     package_results,
 )
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.scoring import class_counts, peer_context, score_funds
+from evaluator.domains.fund.scoring import class_counts, family_codes, peer_context, score_funds
 from evaluator.domains.fund.total_return import Adjustments
 from evaluator.methodology.rubric import PERIODS
 
@@ -109,17 +109,6 @@ def _benchmark_order(codes: list[str], meta: pd.DataFrame, benchmark: Any) -> li
     types = meta["type"].reindex(codes).to_numpy(dtype=object)
     key = np.array([column.get(str(t).strip(), -1) if t is not None else -1 for t in types])
     return [codes[i] for i in np.argsort(key, kind="stable")]
-
-
-def _families(meta: pd.DataFrame, codes: list[str]) -> np.ndarray | None:
-    """Each fund's share-class portfolio (대표펀드코드 / 종류형대표코드), or None when META has no such column.
-
-    A fund whose portfolio code is blank counts as its own one-class portfolio (the loader warns).
-    """
-    if "family_code" not in meta.columns:
-        return None
-    raw = _clean_text(meta["family_code"].reindex(codes).to_numpy(dtype=object))
-    return np.array([f if f is not None else c for f, c in zip(raw, codes, strict=True)], dtype=object)
 
 
 def _eligibility(
@@ -280,7 +269,7 @@ def evaluate_universe(
         row = np.array([float(rule["weights"].get(p, 0.0)) for p in period_names])
         rule_weights[hit] = row
     period_weights = {p: rule_weights[:, k] for k, p in enumerate(period_names)}
-    families = _families(meta, codes)
+    families = family_codes(meta, codes)
     scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative, families=families)
     classes = (
         class_counts(groups, families, eligible & np.isfinite(scores.score)) if families is not None else None

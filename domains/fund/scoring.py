@@ -89,6 +89,21 @@ def top_percent(score: np.ndarray, groups: np.ndarray, mask: np.ndarray) -> tupl
     return np.where(ok, rank / count * 100.0, np.nan), np.where(ok, count, 0).astype(int)
 
 
+def family_codes(meta: pd.DataFrame, codes: list[str]) -> np.ndarray | None:
+    """Each fund's share-class portfolio (대표펀드코드 / 종류형대표코드), or None when META has no such column.
+
+    A fund whose portfolio code is blank counts as its own one-class portfolio (the loader warns).
+    """
+    if "family_code" not in meta.columns:
+        return None
+    raw = meta["family_code"].reindex(codes).to_numpy(dtype=object)
+    out = np.empty(len(codes), dtype=object)
+    for i, (f, c) in enumerate(zip(raw, codes, strict=True)):
+        text = "" if f is None or (isinstance(f, float) and np.isnan(f)) else str(f).strip()
+        out[i] = text or c
+    return out
+
+
 def class_counts(groups: np.ndarray, families: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Per fund: how many classes of its portfolio are in its peer group among masked funds (0 if unmasked)."""
     frame = pd.DataFrame({"g": groups, "f": families, "m": mask.astype(int)})
