@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.engine import ERROR, OK, evaluate_universe
+from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.report import build_summary, grade_distribution_by_portfolio
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.fund.scoring import assign_grades, class_counts, top_percent, weighted_top_percent
@@ -74,6 +75,20 @@ def test_a_calendar_file_decides_the_market_dates() -> None:
     assert ev.inputs["calendar"] == {"calendar": "file", "calendar_dates": len(cal), "fill_limit": 3}
     plain = evaluate_universe(navs, _meta(list(navs.columns)))
     assert all(ev.fund(f.fund_code).metrics == f.metrics for f in plain.funds)
+
+
+def test_a_sparse_benchmark_or_calendar_never_turns_daily_returns_into_weekly_ones() -> None:
+    navs = _navs(10, 3, seed=6)
+    weekly = pd.Series(np.linspace(1000, 1200, len(navs.index[::5])), index=navs.index[::5])
+    ev = evaluate_universe(navs, _meta(list(navs.columns)), benchmark=weekly)
+    assert ev.inputs["calendar"]["calendar"].startswith("majority")
+    plain = evaluate_universe(navs, _meta(list(navs.columns)))
+    assert (
+        ev.fund("F000").metrics["1y"]["annualized_volatility"]
+        == plain.fund("F000").metrics["1y"]["annualized_volatility"]
+    )
+    with pytest.raises(DataError, match="--calendar holds"):
+        evaluate_universe(navs, _meta(list(navs.columns)), calendar=pd.DatetimeIndex(navs.index[::5]))
 
 
 def _independent_top(score: np.ndarray, weight: np.ndarray) -> np.ndarray:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.readers import DataError
+
 FILL_LIMIT = 3
 """Most consecutive market dates a fund's last NAV is carried over (a long holiday is a gap, not a fill)."""
 
@@ -60,25 +62,49 @@ def majority_dates(present: np.ndarray, dates: pd.DatetimeIndex) -> pd.DatetimeI
     return dates[2 * priced >= alive]
 
 
+DENSE = 0.9
+"""A benchmark's (or calendar file's) dates must include this share of the dates most funds are priced on
+within its span; a weekly or monthly series would otherwise turn daily returns into weekly ones."""
+
+
+def _dense(cal: pd.DatetimeIndex, majority: pd.DatetimeIndex) -> bool:
+    inside = majority[(majority >= cal[0]) & (majority <= cal[-1])]
+    return len(inside) == 0 or len(inside.intersection(cal)) >= DENSE * len(inside)
+
+
 def market_calendar(
     nav: np.ndarray,
     dates: pd.DatetimeIndex,
     benchmark_dates: pd.DatetimeIndex | None = None,
     calendar: pd.DatetimeIndex | None = None,
 ) -> tuple[pd.DatetimeIndex, str]:
-    """The calendar (within the NAV data's date range) and which rule chose it."""
+    """The calendar (within the NAV data's date range) and which rule chose it.
+
+    A calendar file sparser than the funds' own dates is refused; a sparse benchmark is not used as the
+    calendar (its levels are still carried onto the calendar for the benchmark metrics).
+    """
     lo, hi = dates[0], dates[-1]
     if calendar is not None:
-        cal = calendar[(calendar >= lo) & (calendar <= hi)]
-        return pd.DatetimeIndex(cal.unique().sort_values()), "file"
+        cal = pd.DatetimeIndex(calendar[(calendar >= lo) & (calendar <= hi)].unique().sort_values())
+        majority = majority_dates(np.isfinite(nav), dates)
+        if len(cal) < 2 or not _dense(cal, majority):
+            raise DataError(
+                f"--calendar holds {len(cal)} dates between {lo:%Y-%m-%d} and {hi:%Y-%m-%d}, fewer than "
+                f"{DENSE:.0%} of the dates most funds are priced on; give every market date"
+            )
+        return cal, "file"
     if benchmark_dates is not None and len(benchmark_dates):
-        b = benchmark_dates[(benchmark_dates >= lo) & (benchmark_dates <= hi)]
-        if len(b):
-            if b[0] == lo and b[-1] == hi:
-                return pd.DatetimeIndex(b.unique().sort_values()), "benchmark"
+        b = pd.DatetimeIndex(
+            benchmark_dates[(benchmark_dates >= lo) & (benchmark_dates <= hi)].unique().sort_values()
+        )
+        if len(b) >= 2:
+            if b.equals(dates):
+                return b, "benchmark"  # the benchmark has exactly the NAV dates: nothing to decide
             majority = majority_dates(np.isfinite(nav), dates)
-            outside = majority[(majority < b[0]) | (majority > b[-1])]
-            return pd.DatetimeIndex(b.union(outside).unique().sort_values()), "benchmark"
+            if _dense(b, majority):
+                outside = majority[(majority < b[0]) | (majority > b[-1])]
+                return pd.DatetimeIndex(b.union(outside).unique().sort_values()), "benchmark"
+            return majority, "majority (the benchmark's dates are too sparse)"
     return majority_dates(np.isfinite(nav), dates), "majority"
 
 
