@@ -85,6 +85,10 @@ def test_xlsx_with_title_rows_and_mixed_date_and_number_forms(tmp_path: Path) ->
         load_navs(path, sheet="없음")
     with pytest.raises(DataError, match="no header row found"):
         load_navs(path, sheet="표지")
+    csv_path = tmp_path / "nav.csv"
+    csv_path.write_text("기준일자,펀드코드,기준가격\n2024-01-02,A,1000\n", encoding="utf-8")
+    with pytest.raises(DataError, match="--sheet '1' applies to Excel files"):
+        load_navs(csv_path, sheet="1")
 
 
 def test_html_saved_as_xls_is_read_as_text_in_cp949(tmp_path: Path) -> None:

@@ -111,6 +111,26 @@ def test_generated_file_round_trips_through_the_cli(tmp_path: Path) -> None:
     )
     assert {f.fund_code: f.grade for f in ev.funds} == {d["fund_code"]: d["grade"] for d in reports.values()}
     assert {d["return_basis"] for d in reports.values()} >= {"distribution", "raw"}
+    unadjusted = [c for c, how in sample.settling.items() if how == "none"]
+    by_code = {d["fund_code"]: d for d in reports.values()}
+    assert unadjusted and all(by_code[c]["reason_codes"] == ["unadjusted_distribution"] for c in unadjusted)
+    allowed = tmp_path / "allowed"
+    result = _run(
+        "fund",
+        "evaluate",
+        str(data),
+        "--benchmark",
+        str(bench),
+        "--as-of",
+        "2025-05-30",
+        "--allow-unadjusted",
+        "--out",
+        str(allowed),
+    )
+    assert result.exit_code == 0, result.output
+    for c in unadjusted:
+        doc = json.loads((allowed / f"{c}.json").read_text(encoding="utf-8"))
+        assert doc["status"] == "ok" and any("--allow-unadjusted" in w for w in doc["warnings"])
 
 
 def test_missing_column_is_one_clear_error_and_writes_nothing(tmp_path: Path) -> None:

@@ -195,12 +195,16 @@ def read_table(path: str | os.PathLike[str], what: str, sheet: str | None = None
     if not p.is_file():
         raise DataError(f"{what} file {p} does not exist")
     if p.suffix.lower() in (".parquet", ".pq"):
+        if sheet is not None:
+            raise DataError(f"--sheet {sheet!r} applies to Excel files (.xlsx, .xls); {what} {p} is not one")
         try:
             return pd.read_parquet(p), "parquet"
         except Exception as exc:  # pyarrow raises several unrelated types for a bad file
             raise DataError(f"{what} {p} is not a readable Parquet file ({exc})") from exc
     if p.suffix.lower() in EXCEL_SUFFIXES:
         return _read_excel(p, what, sheet)
+    if sheet is not None:
+        raise DataError(f"--sheet {sheet!r} applies to Excel files (.xlsx, .xls); {what} {p} is not one")
     text, encoding = decode(p.read_bytes(), f"{what} {p}")
     try:
         frame = pd.read_csv(
