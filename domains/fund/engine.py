@@ -21,10 +21,20 @@ import pandas as pd
 
 from evaluator.domains.fund.checks import FundFlags, check_matrix
 from evaluator.domains.fund.metrics import Market, compute_metrics, row_on_or_before, window_start_row
+from evaluator.domains.fund.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.results import ERROR, NOT_RATED, OK, Evaluation, FundResult, package_results
+from evaluator.domains.fund.results import (
+    ERROR,
+    NOT_RATED,
+    OK,
+    ClassInfo,
+    Evaluation,
+    FundResult,
+    package_results,
+)
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.scoring import peer_context, score_funds
+from evaluator.domains.fund.scoring import class_counts, family_codes, peer_context, score_funds
+from evaluator.domains.fund.total_return import Adjustments
 from evaluator.methodology.rubric import PERIODS, eligibility_for
 
 __all__ = ["ERROR", "NOT_RATED", "OK", "Evaluation", "FundResult", "evaluate_universe"]
@@ -165,6 +175,9 @@ def evaluate_universe(
     risk_free: float | pd.Series = 0.0,
     as_of: Any = None,
     issues: Mapping[str, Sequence[str]] | None = None,
+    adjustments: Adjustments | None = None,
+    calendar: pd.DatetimeIndex | None = None,
+    allow_unadjusted: bool = False,
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
@@ -188,9 +201,8 @@ def evaluate_universe(
     codes = [str(c) for c in navs.columns] + [
         str(c) for c in issues if str(c) not in {str(x) for x in navs.columns}
     ]
-    as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else navs.index[-1]
-    end = row_on_or_before(navs.index, as_of_ts)
-    if end is None:
+    as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else None
+    if as_of_ts is not None and row_on_or_before(navs.index, as_of_ts) is None:
         raise DataError(
             f"as-of date {as_of_ts:%Y-%m-%d} is before the first NAV date {navs.index[0]:%Y-%m-%d}"
         )
@@ -200,29 +212,37 @@ def evaluate_universe(
     meta = meta[~meta.index.duplicated(keep="last")]
     input_order = {c: i for i, c in enumerate(codes)}
     codes = _benchmark_order(codes, meta, benchmark)
-    frame = navs.iloc[: end + 1]
-    frame.columns = [str(c) for c in frame.columns]
-    nav = frame.reindex(columns=codes).to_numpy(dtype=float, copy=True)
-    dates = frame.index
-
     flags = FundFlags()
     index_of = {c: i for i, c in enumerate(codes)}
     for code, reasons in issues.items():
         for reason in reasons:
             flags.error(index_of[str(code)], reason)
-    span = check_matrix(nav, dates, as_of_ts, flags)
     names, companies, types = (_clean_text(_meta_column(meta, codes, c)) for c in _TEXT_COLUMNS)
+    groups = np.array([t if t is not None else "" for t in types], dtype=object)
+    prepared = prepare(
+        navs,
+        codes,
+        as_of_ts,
+        flags,
+        benchmark=benchmark,
+        adjustments=adjustments,
+        calendar=calendar,
+        groups=groups,
+    )
+    nav, levels, dates = prepared.nav, prepared.levels, prepared.dates
+    as_of_ts = as_of_ts if as_of_ts is not None else dates[-1]
+    span = check_matrix(nav, dates, as_of_ts, flags)
     amounts = _numeric(_meta_column(meta, codes, "set_amount"))
     amounts = np.where(np.isfinite(amounts), amounts, _numeric(_meta_column(meta, codes, "net_assets")))
     qualitative = _qualitative(rubric, meta, codes, flags)
-    errored = np.zeros(len(codes), dtype=bool)
-    errored[list(flags.errors)] = True
-    nav[:, errored] = np.nan
-
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = _benchmark(benchmark, dates, types, flags)
+    resets = flag_unadjusted(prepared, groups, bench_levels, bench_of_fund, flags, allow=allow_unadjusted)
+    errored = np.zeros(len(codes), dtype=bool)
+    errored[list(flags.errors)] = True
+    levels[:, errored] = np.nan
     market = Market(dates=dates, rf_annual=rf, bench_levels=bench_levels, bench_of_fund=bench_of_fund)
-    metrics = compute_metrics(nav, market, as_of_ts)
+    metrics = compute_metrics(levels, market, as_of_ts)
 
     first_dates = np.where(span.has_any, span.first, 0)
     history = np.where(span.has_any, (as_of_ts - dates[first_dates]).days / 365.25, np.nan)
@@ -251,8 +271,11 @@ def evaluate_universe(
         row = np.array([float(rule["weights"].get(p, 0.0)) for p in period_names])
         rule_weights[hit] = row
     period_weights = {p: rule_weights[:, k] for k, p in enumerate(period_names)}
-    groups = np.array([t if t is not None else "" for t in types], dtype=object)
-    scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative)
+    families = family_codes(meta, codes)
+    scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative, families=families)
+    classes = (
+        class_counts(groups, families, eligible & np.isfinite(scores.score)) if families is not None else None
+    )
     peers = peer_context(metrics, groups, eligible, scores.score, scores.grade)
     labels = {int(b["grade"]): str(b["label"]) for b in rubric["grade_bands"]}
 
@@ -274,6 +297,7 @@ def evaluate_universe(
         dates,
         labels,
         as_of_ts.strftime("%Y-%m-%d"),
+        extra=ClassInfo(families=families, classes=classes, basis=prepared.source, codes=flags.codes),
     )
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = {
@@ -282,6 +306,16 @@ def evaluate_universe(
         if isinstance(risk_free, pd.Series)
         else {"kind": "constant", "annual_rate": float(risk_free)},
         "rubric": {"name": rubric["name"], "version": rubric["version"]},
+        "calendar": prepared.info,
+        "returns": {
+            "basis_counts": {k: int(v) for k, v in pd.Series(prepared.source).value_counts().items()},
+            "unadjusted_resets": resets,
+            "allow_unadjusted": bool(allow_unadjusted),
+        },
+        "share_classes": {
+            "grouped": families is not None,
+            "portfolios": len({f for f in families if f is not None}) if families is not None else None,
+        },
     }
     return Evaluation(
         as_of=as_of_ts.strftime("%Y-%m-%d"), rubric=rubric, funds=funds, peers=peers, inputs=inputs
