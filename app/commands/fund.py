@@ -363,4 +363,7 @@ def register(app: typer.Typer) -> None:
     from evaluator.app.commands.fund_agreement import agreement
 
     fund_app.command("agreement")(agreement)
+    from evaluator.app.commands.fund_history import history
+
+    fund_app.command("history")(history)
     app.add_typer(fund_app, name="fund")

@@ -1,0 +1,116 @@
+"""`evaluator fund history` — grade the universe at every month-end (or quarter-end) into one table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from evaluator.app.console import console, err_console, fail
+
+
+def history(
+    data: Path | None = typer.Argument(
+        None, help="NAV data: long or wide CSV (utf-8 / cp949), Excel (.xlsx / .xls) or Parquet."
+    ),
+    start: str = typer.Option(..., "--from", help="First month to grade, YYYY-MM."),
+    end: str = typer.Option(..., "--to", help="Last month to grade, YYYY-MM."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for history.parquet, history.csv, latest/ and summary.json."
+    ),
+    freq: str = typer.Option("M", "--freq", help="M: every month-end; Q: every quarter-end."),
+    meta: Path | None = typer.Option(None, "--meta", help="Fund metadata (펀드코드, 유형, 설정원본, …)."),
+    benchmark: Path | None = typer.Option(
+        None, "--benchmark", help="Benchmark levels: one value column, or one per 유형."
+    ),
+    risk_free: str = typer.Option(
+        "0", "--risk-free", help="Annual risk-free rate (0.03 or 3%) or a CSV of rates by date."
+    ),
+    rubric: Path | None = typer.Option(None, "--rubric", help="Rubric JSON (default: the built-in methodology)."),
+    sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
+    calendar: Path | None = typer.Option(
+        None, "--calendar", help="Market dates file (a date column); default: the benchmark's dates."
+    ),
+    allow_unadjusted: bool = typer.Option(
+        False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
+    ),
+    sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
+    sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
+    sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
+    force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
+    db: str | None = typer.Option(
+        None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
+    ),
+) -> None:
+    """Grade every fund at each month-end (last NAV date of the month on the market calendar).
+
+    Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
+    """
+    from evaluator.app.commands.db import prepare_store, store_report_folder
+    from evaluator.app.commands.fund import _check_out_dir, _expected_errors, _print_inputs
+    from evaluator.domains.fund.history import as_of_dates, parse_month, run_history
+    from evaluator.domains.fund.history_io import LATEST, write_history
+    from evaluator.domains.fund.loaders import load_universe
+    from evaluator.domains.fund.readers import DataError
+    from evaluator.domains.fund.rubric import resolve_rubric
+    from evaluator.domains.fund.sample import sample_universe
+
+    if (data is None) == (not sample):
+        fail("give either a DATA file or --sample (not both)")
+    if sample and (sample_funds < 20 or sample_years < 1):
+        fail("--sample-funds must be at least 20 and --sample-years at least 1")
+    freq = freq.strip().upper()
+    try:
+        first, last = parse_month(start, "--from"), parse_month(end, "--to")
+        if freq not in ("M", "Q"):
+            raise DataError(f"--freq must be M (month-ends) or Q (quarter-ends), not {freq!r}")
+        if first > last:
+            raise DataError(f"--from {first} is after --to {last}")
+    except DataError as exc:
+        fail(escape(str(exc)))
+    db_url = prepare_store(db)
+    _check_out_dir(out, force)
+    try:
+        doc = resolve_rubric(rubric)
+        with console.status("reading inputs…"):
+            if sample:
+                universe = sample_universe(
+                    funds=sample_funds, years=sample_years, risk_free=risk_free, realistic=True
+                )
+            else:
+                assert data is not None
+                universe = load_universe(
+                    data, meta=meta, benchmark=benchmark, risk_free=risk_free, sheet=sheet, calendar=calendar
+                )
+        _print_inputs(universe)
+        dates = as_of_dates(universe, first, last, freq)
+        with console.status(f"grading {len(dates)} as-of dates…") as status:
+            result = run_history(
+                universe,
+                doc,
+                dates,
+                allow_unadjusted=allow_unadjusted,
+                on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
+            )
+        inputs = {
+            "from": str(first),
+            "to": str(last),
+            "sources": universe.sources,
+            "allow_unadjusted": allow_unadjusted,
+        }
+        summary = write_history(
+            result, out, freq=freq, force=force, warnings=universe.warnings, inputs=inputs
+        )
+    except _expected_errors() as exc:
+        fail(escape(str(exc)))
+    for w in universe.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(w)}")
+    rated = int((result.table["status"] == "ok").sum())
+    console.print(
+        f"{len(result.dates)} as-of dates ({result.dates[0]} … {result.dates[-1]}), "
+        f"{result.table['fund_code'].nunique()} funds, {rated} rated fund-dates; "
+        f"history.parquet, history.csv, latest/ and {summary.name} in {out}"
+    )
+    if db_url is not None:
+        store_report_folder(db_url, out / LATEST, source="history")

@@ -1,0 +1,196 @@
+"""Grade history: the universe graded at every month-end (or quarter-end) as-of date, in one run.
+
+The universe is read once; every as-of date is graded by
+:func:`~evaluator.domains.fund.evaluate.evaluate_loaded`, the same single-date path ``fund evaluate
+--as-of D`` uses, so a history row equals that run's result exactly (nulls included). The windows are
+not yet vectorised across dates: each date re-slices the matrix (see ``domains/fund/README.md``).
+
+As-of dates: the last market-calendar date of each calendar month (``M``) or of March, June, September
+and December (``Q``) between ``--from`` and ``--to``; the calendar is the one the engine uses (a
+``--calendar`` file, else the benchmark's dates, else the dates most funds are priced on).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.domains.fund.calendar import market_calendar
+from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.readers import DataError
+from evaluator.domains.fund.results import Evaluation, FundResult
+from evaluator.domains.fund.total_return import levels_for
+from evaluator.methodology.rubric import PERIODS
+
+HEADLINE = ("annualized_return", "annualized_volatility", "sharpe", "max_drawdown", "mrar")
+"""Metrics copied into the history table, one column per window (``sharpe_3y`` …)."""
+
+BASE_COLUMNS = ("fund_code", "as_of", "status", "grade", "score", "peer_percentile", "type")
+COLUMNS = (
+    *BASE_COLUMNS,
+    *(f"{m}_{p}" for p in PERIODS for m in HEADLINE),
+    "rubric_version",
+)
+FREQS = {"M": 1, "Q": 3}
+_MONTH = re.compile(r"^\s*(\d{4})-(\d{1,2})(?:-(\d{1,2}))?\s*$")
+
+
+def parse_month(text: str, flag: str) -> pd.Period:
+    """``2021-01`` (or a full date, whose month is used) → that calendar month."""
+    m = _MONTH.match(text or "")
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        raise DataError(f"{flag} {text!r} is not a month; write it as YYYY-MM")
+    return pd.Period(year=int(m.group(1)), month=int(m.group(2)), freq="M")
+
+
+def as_of_dates(
+    universe: Universe, start: pd.Period, end: pd.Period, freq: str = "M"
+) -> list[pd.Timestamp]:
+    """The last market-calendar date of each month (or quarter-end month) in ``[start, end]``."""
+    if freq not in FREQS:
+        raise DataError(f"--freq must be M (month-ends) or Q (quarter-ends), not {freq!r}")
+    if start > end:
+        raise DataError(f"--from {start} is after --to {end}")
+    navs = universe.navs
+    if navs.shape[0] == 0:
+        raise DataError("there are no usable NAV rows to build a history from")
+    bench = universe.benchmark
+    bench_dates = None
+    if bench is not None:
+        bench_dates = pd.DatetimeIndex(
+            bench.dropna(how="all").index if isinstance(bench, pd.DataFrame) else bench.dropna().index
+        )
+    cal, _rule = market_calendar(
+        navs.to_numpy(dtype=float),
+        pd.DatetimeIndex(navs.index),
+        bench_dates,
+        universe.calendar,
+    )
+    if len(cal) == 0:
+        cal = pd.DatetimeIndex(navs.index)
+    months = cal.to_period("M")
+    last_rows = np.flatnonzero(np.r_[months[1:] != months[:-1], True])
+    picked = [
+        cal[i]
+        for i in last_rows
+        if start <= months[i] <= end and (freq == "M" or months[i].month % FREQS[freq] == 0)
+    ]
+    if not picked:
+        raise DataError(
+            f"no {'month' if freq == 'M' else 'quarter'}-end between {start} and {end}: the NAV data runs "
+            f"from {cal[0]:%Y-%m-%d} to {cal[-1]:%Y-%m-%d}"
+        )
+    return picked
+
+
+def history_row(fund: FundResult, rubric_version: str) -> dict[str, Any]:
+    """One fund × as-of row of the history table."""
+    row: dict[str, Any] = {
+        "fund_code": fund.fund_code,
+        "as_of": fund.as_of,
+        "status": fund.status,
+        "grade": fund.grade,
+        "score": fund.score,
+        "peer_percentile": fund.peer_percentile,
+        "type": fund.type,
+    }
+    for p in PERIODS:
+        window = fund.metrics.get(p) or {}
+        for m in HEADLINE:
+            row[f"{m}_{p}"] = window.get(m)
+    row["rubric_version"] = rubric_version
+    return row
+
+
+@dataclass
+class History:
+    """Every as-of date's rows, the last date's full evaluation and each fund's grade path."""
+
+    table: pd.DataFrame
+    dates: list[str]
+    last: Evaluation
+    grade_history: dict[str, list[dict[str, Any]]]
+    counts: dict[str, dict[str, int]]
+    levels: pd.DataFrame | None = None
+    """Per fund × as-of: its total-return ``level`` on its last NAV date on or before the as-of date
+    (``level_date``); what ``fund backtest`` takes forward returns from."""
+
+
+def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFrame:
+    """Total-return levels (adjusted NAV, else NAV + distributions, else NAV) at each as-of date.
+
+    On the fund's own NAV dates, not the market calendar: a fund that stopped reporting keeps its last
+    level, and ``level_date`` says when that was (the backtest's survivorship rule reads it).
+    """
+    navs = universe.navs
+    codes = [str(c) for c in navs.columns]
+    types = universe.meta["type"].reindex(codes) if "type" in universe.meta.columns else None
+    groups = None if types is None else np.array([str(t) if isinstance(t, str) else "" for t in types], dtype=object)
+    nav = navs.to_numpy(dtype=float, copy=True)
+    built = levels_for(nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True)
+    lv = built.levels
+    ok = np.isfinite(lv) & (lv > 0)
+    rows = np.where(ok, np.arange(len(navs.index))[:, None], -1)
+    np.maximum.accumulate(rows, axis=0, out=rows)
+    at = np.searchsorted(navs.index.values, pd.DatetimeIndex(dates).values, side="right") - 1
+    out_rows = np.where(at[:, None] >= 0, rows[np.maximum(at, 0)], -1)  # as-of × funds
+    have = out_rows >= 0
+    level = np.where(have, lv[np.maximum(out_rows, 0), np.arange(len(codes))], np.nan)
+    day = np.where(have, navs.index.values[np.maximum(out_rows, 0)], np.datetime64("NaT"))
+    return pd.DataFrame(
+        {
+            "fund_code": np.tile(codes, len(dates)),
+            "as_of": np.repeat([pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates], len(codes)),
+            "level": level.ravel(),
+            "level_date": pd.to_datetime(day.ravel()).strftime("%Y-%m-%d").where(have.ravel(), None),
+        }
+    )
+
+
+def run_history(
+    universe: Universe,
+    rubric: Mapping[str, Any],
+    dates: Sequence[pd.Timestamp],
+    *,
+    allow_unadjusted: bool = False,
+    on_date: Callable[[int, int], None] | None = None,
+) -> History:
+    """Grade ``universe`` at every date of ``dates`` (ascending) with the single-date engine path."""
+    if not dates:
+        raise DataError("no as-of dates to grade")
+    rows: list[dict[str, Any]] = []
+    paths: dict[str, list[dict[str, Any]]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    version = str(rubric["version"])
+    evaluation: Evaluation | None = None
+    for k, when in enumerate(dates, 1):
+        evaluation = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted)
+        tally: dict[str, int] = {}
+        for fund in evaluation.funds:
+            rows.append(history_row(fund, version))
+            paths.setdefault(fund.fund_code, []).append(
+                {"as_of": fund.as_of, "grade": fund.grade, "score": fund.score, "status": fund.status}
+            )
+            key = str(fund.grade) if fund.grade is not None else fund.status
+            tally[key] = tally.get(key, 0) + 1
+        counts[evaluation.as_of] = tally
+        if on_date is not None:
+            on_date(k, len(dates))
+    assert evaluation is not None
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    for col in ("grade",):
+        table[col] = table[col].astype("Int64")
+    return History(
+        table=table,
+        dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
+        last=evaluation,
+        grade_history=paths,
+        counts=counts,
+        levels=level_table(universe, dates),
+    )
