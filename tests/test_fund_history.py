@@ -156,7 +156,7 @@ def test_funds_that_start_or_stop_mid_history_keep_every_row() -> None:
     levels = hist.levels.set_index(["fund_code", "as_of"])
     gone = levels.loc[("K01", "2024-12-31")]
     assert gone["level_date"] == "2023-02-28" and gone["level"] == navs.loc["2023-02-28", "K01"]
-    assert levels.loc[("K00", "2021-03-31"), "level_date"] is None
+    assert pd.isna(levels.loc[("K00", "2021-03-31"), "level_date"])
     assert np.isnan(levels.loc[("K00", "2021-03-31"), "level"])
     assert levels.loc[("K02", "2024-09-30"), "level"] == navs.loc["2024-09-30", "K02"]
     path = [p["as_of"] for p in hist.grade_history["K01"]]
