@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fund_engine import TYPES, VOLS, settle, share_classes  # noqa: E402
+from fund_engine import TYPES, VOLS, settle, share_classes
 
-from evaluator.domains.fund.evaluate import evaluate_loaded  # noqa: E402
-from evaluator.domains.fund.history import as_of_dates, parse_month, run_history  # noqa: E402
-from evaluator.domains.fund.loaders import Universe  # noqa: E402
-from evaluator.domains.fund.rubric import default_rubric  # noqa: E402
+from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.history import as_of_dates, parse_month, run_history
+from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.rubric import default_rubric
 
 
 def build(funds: int, years: float, end: str, seed: int = 0) -> Universe:

@@ -204,9 +204,18 @@ def smooth(values: Sequence[float]) -> list[float]:
 
 @lru_cache(maxsize=1)
 def cjk_font() -> str | None:
-    """The name of an installed font with Hangul that matplotlib can use, or None."""
+    """The name of a font with Hangul that matplotlib can use, or None: NanumGothic bundled with the
+    ``koreanize-matplotlib`` dependency first (registered from its files, without importing it, which would
+    restyle matplotlib globally), else an installed one."""
+    import importlib.util
+    from pathlib import Path
+
     from matplotlib import font_manager
 
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    for folder in spec.submodule_search_locations or [] if spec else []:
+        for ttf in sorted((Path(folder) / "fonts").glob("*.ttf")):
+            font_manager.fontManager.addfont(str(ttf))
     names = {f.name for f in font_manager.fontManager.ttflist}
     for wanted in CJK_FONTS:
         if wanted in names:

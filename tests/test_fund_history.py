@@ -97,7 +97,10 @@ def test_month_end_is_the_last_market_date_with_holidays() -> None:
     navs.loc[pd.Timestamp("2023-04-29")] = [np.nan] * 5 + [1000.0]
     navs = navs.sort_index()
     u = _universe(navs, ["주식형"] * 6)
-    got = [d.strftime("%Y-%m-%d") for d in as_of_dates(u, parse_month("2023-04", "--from"), parse_month("2023-12", "--to"))]
+    got = [
+        d.strftime("%Y-%m-%d")
+        for d in as_of_dates(u, parse_month("2023-04", "--from"), parse_month("2023-12", "--to"))
+    ]
     assert got == [
         "2023-04-28",
         "2023-05-31",
@@ -149,7 +152,9 @@ def test_funds_that_start_or_stop_mid_history_keep_every_row() -> None:
     assert launched.loc["2021-03-31", "status"] in ("not_rated", "error")
     assert launched.loc["2024-06-28", "status"] == "not_rated"  # not yet 3 years of history
     assert launched.loc["2024-12-31", "status"] == "ok" and launched.loc["2024-12-31", "grade"] in range(1, 6)
-    assert pd.isna(launched.loc["2024-12-31", "sharpe_5y"]) and not pd.isna(launched.loc["2024-12-31", "sharpe_3y"])
+    assert pd.isna(launched.loc["2024-12-31", "sharpe_5y"]) and not pd.isna(
+        launched.loc["2024-12-31", "sharpe_3y"]
+    )
     stopped = table.loc["K01"]
     assert stopped.loc["2022-12-30", "status"] == "ok"
     assert stopped.loc["2024-12-31", "status"] != "ok" and pd.isna(stopped.loc["2024-12-31", "grade"])

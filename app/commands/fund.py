@@ -363,7 +363,8 @@ def register(app: typer.Typer) -> None:
     from evaluator.app.commands.fund_agreement import agreement
 
     fund_app.command("agreement")(agreement)
-    from evaluator.app.commands.fund_history import history
+    from evaluator.app.commands.fund_history import backtest, history
 
     fund_app.command("history")(history)
+    fund_app.command("backtest")(backtest)
     app.add_typer(fund_app, name="fund")

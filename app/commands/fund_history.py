@@ -27,7 +27,9 @@ def history(
     risk_free: str = typer.Option(
         "0", "--risk-free", help="Annual risk-free rate (0.03 or 3%) or a CSV of rates by date."
     ),
-    rubric: Path | None = typer.Option(None, "--rubric", help="Rubric JSON (default: the built-in methodology)."),
+    rubric: Path | None = typer.Option(
+        None, "--rubric", help="Rubric JSON (default: the built-in methodology)."
+    ),
     sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
     calendar: Path | None = typer.Option(
         None, "--calendar", help="Market dates file (a date column); default: the benchmark's dates."
@@ -114,3 +116,75 @@ def history(
     )
     if db_url is not None:
         store_report_folder(db_url, out / LATEST, source="history")
+
+
+def backtest(
+    history_dir: Path = typer.Argument(
+        ..., metavar="DIR", help="The --out folder of `evaluator fund history`."
+    ),
+    horizon: int = typer.Option(12, "--horizon", help="Forward horizon in months."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for backtest.json and the PNG plots."),
+    by: str | None = typer.Option(None, "--by", help="유형: every statistic also per 유형 (peer group)."),
+    replicates: int = typer.Option(1000, "--replicates", help="Block-bootstrap replicates."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing backtest.json and plots."),
+) -> None:
+    """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
+    from evaluator.domains.fund.backtest import backtest as run_backtest
+    from evaluator.domains.fund.backtest_plot import PNG_NAMES
+    from evaluator.domains.fund.readers import DataError
+    from evaluator.methodology.outputs import atomic_write_json
+
+    if by is not None and by.strip() not in ("유형", "type"):
+        fail(escape(f"--by accepts 유형 (or type), not {by!r}"))
+    if horizon < 1 or replicates < 100:
+        fail("--horizon must be at least 1 month and --replicates at least 100")
+    if out.exists() and not out.is_dir():
+        fail(escape(f"{out} exists and is not a folder"))
+    targets = [out / "backtest.json", *(out / n for n in PNG_NAMES.values())]
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not force:
+        fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
+    try:
+        with console.status("computing forward returns and bootstrap intervals…"):
+            doc = run_backtest(history_dir, horizon, by_type=by is not None, reps=replicates)
+    except DataError as exc:
+        fail(escape(str(exc)))
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "backtest.json", doc)
+    _draw(doc, out)
+    _print_backtest(doc, out)
+
+
+def _draw(doc: dict, out: Path) -> list[Path]:
+    from evaluator.domains.fund.backtest_plot import figures
+    from evaluator.evaluation.plots_common import save_png, style
+
+    written = []
+    with style():
+        for name, fig in figures(doc).items():
+            written.append(save_png(fig, out / name))
+    return written
+
+
+def _print_backtest(doc: dict, out: Path) -> None:
+    a = doc["all"]
+    ic = a["ic"]
+    ci = ic["ci95"]
+    ci_text = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else f"n/a ({ic['reason']})"
+    mean_text = f"{ic['mean']:+.3f}" if ic["mean"] is not None else f"n/a ({ic['reason']})"
+    t_text = f"{ic['t_stat']:.2f}" if ic["t_stat"] is not None else "n/a"
+    console.print(
+        f"horizon {doc['horizon_months']} months · {len(doc['as_of_dates'])} as-of dates · "
+        f"{a['observations']} fund-dates ({a['stopped']} stopped inside the horizon, kept)"
+    )
+    console.print(f"rank IC mean {mean_text}, Newey-West t {t_text}, 95% CI {ci_text}")
+    for g, block in a["grades"].items():
+        if block["mean_excess"] is None:
+            console.print(f"  {g}등급: n/a ({block['reason']})")
+            continue
+        console.print(
+            f"  {g}등급: mean excess {block['mean_excess']:+.2%} · hit rate {block['hit_rate']:.0%} · n={block['observations']}"
+        )
+    console.print(escape(a["monotonicity"]["verdict_ko"]))
+    console.print(escape(doc["caveat_ko"]))
+    console.print(f"backtest.json and plots in {out}")

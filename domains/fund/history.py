@@ -49,9 +49,7 @@ def parse_month(text: str, flag: str) -> pd.Period:
     return pd.Period(year=int(m.group(1)), month=int(m.group(2)), freq="M")
 
 
-def as_of_dates(
-    universe: Universe, start: pd.Period, end: pd.Period, freq: str = "M"
-) -> list[pd.Timestamp]:
+def as_of_dates(universe: Universe, start: pd.Period, end: pd.Period, freq: str = "M") -> list[pd.Timestamp]:
     """The last market-calendar date of each month (or quarter-end month) in ``[start, end]``."""
     if freq not in FREQS:
         raise DataError(f"--freq must be M (month-ends) or Q (quarter-ends), not {freq!r}")
@@ -131,7 +129,11 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
     navs = universe.navs
     codes = [str(c) for c in navs.columns]
     types = universe.meta["type"].reindex(codes) if "type" in universe.meta.columns else None
-    groups = None if types is None else np.array([str(t) if isinstance(t, str) else "" for t in types], dtype=object)
+    groups = (
+        None
+        if types is None
+        else np.array([str(t) if isinstance(t, str) else "" for t in types], dtype=object)
+    )
     nav = navs.to_numpy(dtype=float, copy=True)
     built = levels_for(nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True)
     lv = built.levels

@@ -163,10 +163,29 @@ def _benchmarks(rng: np.random.Generator, days: int) -> np.ndarray:
     return out
 
 
+def planted_skill(seed: int, te: np.ndarray, share: float, ir: float) -> np.ndarray:
+    """Annual alpha of a skill universe: ``share`` of the funds earn ``ir`` × their tracking error a year
+    (an information ratio of ``ir``), the others 0; drawn apart from the main stream (same seed, same
+    universe otherwise)."""
+    rng = np.random.default_rng([seed, 1])
+    return np.where(rng.random(len(te)) < share, ir * te, 0.0)
+
+
 def generate_sample(
-    funds: int = 300, years: int = 6, seed: int = 7, end: str = END_DATE, realistic: bool = False
+    funds: int = 300,
+    years: int = 6,
+    seed: int = 7,
+    end: str = END_DATE,
+    realistic: bool = False,
+    skill: tuple[float, float] | None = None,
 ) -> Sample:
-    """``funds`` funds (at least 20) over ``years`` years of business days ending at ``end``."""
+    """``funds`` funds (at least 20) over ``years`` years of business days ending at ``end``.
+
+    ``skill=(share, ir)`` replaces the default alpha (spread N(0, 0.5)·TE minus fees, which every fund
+    keeps for good) by a planted one: ``share`` of the funds with information ratio ``ir``, the rest
+    none, with beta 1, one tracking error per 유형 and no fee drag, so nothing else persists; ``(0, 0)``
+    is a no-skill universe.
+    """
     if funds < 20 or years < 1:
         raise ValueError("the sample needs at least 20 funds and 1 year")
     funds = funds - 1 if realistic else funds  # the realistic sample's last fund is a calendar-day MMF
@@ -183,6 +202,9 @@ def generate_sample(
     te = np.array([rng.uniform(*TYPES[k].te) for k in kinds])
     fee = np.round(np.array([rng.uniform(*TYPES[k].fee) for k in kinds]), 2)
     alpha = rng.normal(0.0, 0.5, funds) * te - fee / 100.0
+    if skill is not None:  # one tracking error per 유형 too, or low-TE funds would win on volatility drag
+        te = np.array([sum(TYPES[k].te) / 2 for k in kinds])
+        alpha, beta = planted_skill(seed, te, *skill), np.ones(funds)
     noise = rng.standard_normal((days, funds)) * (te / np.sqrt(252))
     fund_ret = alpha / 252 + beta * bench_ret[:, kinds] + noise
     fund_ret[0] = 0.0
@@ -375,22 +397,32 @@ def _break_rows(rows: pd.DataFrame, broken: dict[str, str], days: int) -> pd.Dat
     """Row-level defects a NAV matrix cannot show: a duplicated date with another NAV, a blank-NAV gap,
     rows out of order."""
     code = rows["펀드코드"]
-    dup = rows.index[code == broken["duplicate_date"]][days // 3]
+    own = rows.index[code == broken["duplicate_date"]]
+    dup = own[min(days, len(own)) // 3]  # a young fund (shorter than the calendar) counts its own rows
     twin = rows.loc[[dup]].copy()
     twin["기준가격"] = twin["기준가격"] + 1.0
     rows = pd.concat([rows.loc[:dup], twin, rows.loc[dup + 1 :]], ignore_index=True)
-    gap = rows.index[rows["펀드코드"] == broken["missing_nav_gap"]][days // 2 : days // 2 + 15]
+    own = rows.index[rows["펀드코드"] == broken["missing_nav_gap"]]
+    half = min(days, len(own)) // 2
+    gap = own[half : half + 15]
     rows.loc[gap, "기준가격"] = np.nan
-    swap = rows.index[rows["펀드코드"] == broken["unsorted_dates"]][days // 4 : days // 4 + 2]
+    own = rows.index[rows["펀드코드"] == broken["unsorted_dates"]]
+    quarter = min(days, len(own)) // 4
+    swap = own[quarter : quarter + 2]
     rows.loc[[swap[0], swap[1]]] = rows.loc[[swap[1], swap[0]]].to_numpy()
     return rows.reset_index(drop=True)
 
 
 def sample_universe(
-    funds: int = 300, years: int = 6, seed: int = 7, risk_free: str | float = 0.0, realistic: bool = False
+    funds: int = 300,
+    years: int = 6,
+    seed: int = 7,
+    risk_free: str | float = 0.0,
+    realistic: bool = False,
+    skill: tuple[float, float] | None = None,
 ) -> Universe:
     """The sample as engine inputs, read through the same row checks as a user's file."""
-    sample = generate_sample(funds=funds, years=years, seed=seed, realistic=realistic)
+    sample = generate_sample(funds=funds, years=years, seed=seed, realistic=realistic, skill=skill)
     navs, issues, meta, warnings, layout, adjustments = read_navs_frame(sample.rows, "the sample")
     rf, rf_info = parse_risk_free(risk_free)
     bench = benchmark_from_table(series_from_frame(sample.benchmark, "the sample benchmark"))
