@@ -194,6 +194,12 @@ def test_cli_end_to_end_schema_plots_and_errors(tmp_path: Path) -> None:
     )
     for name in ("backtest_excess_by_grade.png", "backtest_ic.png", "backtest_migration.png"):
         assert (bt / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = runner.invoke(app, ["plot", str(bt)])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (bt / "plots").glob("*.png")) == sorted(
+        ["backtest_excess_by_grade.png", "backtest_ic.png", "backtest_migration.png"]
+    )
+    assert runner.invoke(app, ["plot", str(bt)]).exit_code != 0  # exists: needs --force
     again = runner.invoke(app, ["fund", "backtest", str(hist), "--out", str(bt), "--horizon", "6"])
     assert again.exit_code != 0 and "--force" in again.output
     r = runner.invoke(app, ["fund", "backtest", str(hist), "--horizon", "60", "--out", str(tmp_path / "x")])

@@ -188,3 +188,22 @@ def _print_backtest(doc: dict, out: Path) -> None:
     console.print(escape(a["monotonicity"]["verdict_ko"]))
     console.print(escape(doc["caveat_ko"]))
     console.print(f"backtest.json and plots in {out}")
+
+
+def plot_backtest(folder: Path, out: Path | None, force: bool) -> None:
+    """`evaluator plot BT`: the backtest's PNGs again (into BT/plots by default)."""
+    import json
+
+    from evaluator.domains.fund.backtest_plot import PNG_NAMES
+
+    target = out if out is not None else folder / "plots"
+    existing = [str(target / n) for n in PNG_NAMES.values() if (target / n).exists()]
+    if existing and not force:
+        fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
+    try:
+        doc = json.loads((folder / "backtest.json").read_text(encoding="utf-8"))
+        written = _draw(doc, target)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        fail(escape(f"could not draw {folder / 'backtest.json'}: {exc!r}"))
+    for path in written:
+        console.print(str(path), soft_wrap=True, markup=False)

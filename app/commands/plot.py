@@ -34,6 +34,11 @@ def register(app: typer.Typer) -> None:
 
         if not run_dir.exists():
             fail(f"{run_dir} does not exist; pass a training run, evaluation or fund batch folder")
+        if (run_dir / "backtest.json").is_file():  # a `fund backtest` folder
+            from evaluator.app.commands.fund_history import plot_backtest
+
+            plot_backtest(run_dir, out, force)
+            return
         with clean_errors(NothingToPlotError, OutputExistsError, ValueError, OSError):
             written = plot_dir(run_dir, out, force=force, warn=_warn)
         for path in written:
