@@ -164,7 +164,7 @@ def test_funds_that_start_or_stop_mid_history_keep_every_row() -> None:
     assert pd.isna(levels.loc[("K00", "2021-03-31"), "level_date"])
     assert np.isnan(levels.loc[("K00", "2021-03-31"), "level"])
     assert levels.loc[("K02", "2024-09-30"), "level"] == navs.loc["2024-09-30", "K02"]
-    path = [p["as_of"] for p in hist.grade_history["K01"]]
+    path = [p["as_of"] for p in dict(hist.grade_paths())["K01"]]
     assert path == [d.strftime("%Y-%m-%d") for d in dates]
 
 

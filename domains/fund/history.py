@@ -12,8 +12,9 @@ and December (``Q``) between ``--from`` and ``--to``; the calendar is the one th
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,16 +109,38 @@ def history_row(fund: FundResult, rubric_version: str) -> dict[str, Any]:
 
 @dataclass
 class History:
-    """Every as-of date's rows, the last date's full evaluation and each fund's grade path."""
+    """Every as-of date's rows, the last date's full evaluation and the grade counts per date."""
 
     table: pd.DataFrame
     dates: list[str]
     last: Evaluation
-    grade_history: dict[str, list[dict[str, Any]]]
     counts: dict[str, dict[str, int]]
     levels: pd.DataFrame | None = None
     """Per fund × as-of: its total-return ``level`` on its last NAV date on or before the as-of date
     (``level_date``); what ``fund backtest`` takes forward returns from."""
+
+    def grade_paths(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        """(fund code, ``[{as_of, grade, score, status}, …]`` oldest first) per fund, built one at a time."""
+        t = self.table.sort_values(["fund_code", "as_of"], kind="stable")
+        codes = t["fund_code"].astype(str).to_numpy()
+        cols = {
+            c: t[c].astype(object).where(t[c].notna(), None).to_numpy()
+            for c in ("as_of", "grade", "score", "status")
+        }
+        edges = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True])
+        for lo, hi in itertools.pairwise(edges):
+            yield (
+                str(codes[lo]),
+                [
+                    {
+                        "as_of": str(cols["as_of"][k]),
+                        "grade": None if cols["grade"][k] is None else int(cols["grade"][k]),
+                        "score": None if cols["score"][k] is None else float(cols["score"][k]),
+                        "status": str(cols["status"][k]),
+                    }
+                    for k in range(lo, hi)
+                ],
+            )
 
 
 def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFrame:
@@ -155,6 +178,21 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
     )
 
 
+def _date_block(funds: Sequence[FundResult], version: str) -> pd.DataFrame:
+    """One as-of date's rows, column by column (no per-row dicts: a 15,000-fund history stays small)."""
+    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    for fund in funds:
+        for key, value in history_row(fund, version).items():
+            cols[key].append(value)
+    block = pd.DataFrame(cols, columns=list(COLUMNS))
+    for c in COLUMNS[7:-1]:
+        block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
+    for c in ("score", "peer_percentile"):
+        block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
+    block["grade"] = pd.to_numeric(block["grade"], errors="coerce").astype("Int64")
+    return block
+
+
 def run_history(
     universe: Universe,
     rubric: Mapping[str, Any],
@@ -166,33 +204,28 @@ def run_history(
     """Grade ``universe`` at every date of ``dates`` (ascending) with the single-date engine path."""
     if not dates:
         raise DataError("no as-of dates to grade")
-    rows: list[dict[str, Any]] = []
-    paths: dict[str, list[dict[str, Any]]] = {}
+    blocks: list[pd.DataFrame] = []
     counts: dict[str, dict[str, int]] = {}
     version = str(rubric["version"])
     evaluation: Evaluation | None = None
     for k, when in enumerate(dates, 1):
         evaluation = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted)
+        blocks.append(_date_block(evaluation.funds, version))
         tally: dict[str, int] = {}
         for fund in evaluation.funds:
-            rows.append(history_row(fund, version))
-            paths.setdefault(fund.fund_code, []).append(
-                {"as_of": fund.as_of, "grade": fund.grade, "score": fund.score, "status": fund.status}
-            )
             key = str(fund.grade) if fund.grade is not None else fund.status
             tally[key] = tally.get(key, 0) + 1
         counts[evaluation.as_of] = tally
         if on_date is not None:
             on_date(k, len(dates))
     assert evaluation is not None
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
-    for col in ("grade",):
-        table[col] = table[col].astype("Int64")
+    table = pd.concat(blocks, ignore_index=True)
+    del blocks
+    table["grade"] = table["grade"].astype("Int64")
     return History(
         table=table,
         dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
         last=evaluation,
-        grade_history=paths,
         counts=counts,
         levels=level_table(universe, dates),
     )

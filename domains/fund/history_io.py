@@ -84,10 +84,13 @@ def write_history(
     history.table.to_csv(buf, index=False, lineterminator="\n")
     atomic_write_text(folder / HISTORY_CSV, buf.getvalue(), encoding="utf-8-sig")
     latest = write_reports(history.last, folder / LATEST, force=True, warnings=warnings)
-    for code, name in latest.files.items():
+    for code, path in history.grade_paths():
+        name = latest.files.get(code)
+        if name is None:
+            continue
         target = latest.folder / name
         doc = json.loads(target.read_text(encoding="utf-8"))
-        doc["grade_history"] = history.grade_history.get(code, [])
+        doc["grade_history"] = path
         atomic_write_json(target, doc)
     summary = history_summary(history, freq=freq, inputs=inputs or {}, warnings=warnings, latest=latest)
     return atomic_write_json(folder / SUMMARY, summary)
