@@ -175,8 +175,10 @@ def _run(*args: str) -> object:
 def test_cli_writes_history_latest_and_summary(tmp_path: Path) -> None:
     out = tmp_path / "hist"
     args = ["fund", "history", "--sample", "--sample-funds", "40", "--sample-years", "6"]
-    result = _run(*args, "--from", "2024-01", "--to", "2024-06", "--out", str(out))
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    result = _run(*args, "--from", "2024-01", "--to", "2024-06", "--out", str(out), "--db", db)
     assert result.exit_code == 0, result.output
+    assert "stored run 1: 40 fund reports" in " ".join(result.output.split())  # latest/ in the database
     csv_rows = pd.read_csv(out / "history.csv", encoding="utf-8-sig", dtype={"fund_code": str})
     parquet = pd.read_parquet(out / "history.parquet")
     assert list(parquet.columns) == list(COLUMNS) and list(csv_rows.columns) == list(COLUMNS)
