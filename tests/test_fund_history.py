@@ -174,7 +174,15 @@ def _run(*args: str) -> object:
 
 def test_cli_writes_history_latest_and_summary(tmp_path: Path) -> None:
     out = tmp_path / "hist"
-    args = ["fund", "history", "--sample", "--sample-funds", "40", "--sample-years", "6"]
+    args = [
+        "fund",
+        "history",
+        "--sample",
+        "--sample-funds",
+        "40",
+        "--sample-years",
+        "6",
+    ]  # = evaluate --sample
     db = f"sqlite:///{tmp_path / 'h.db'}"
     result = _run(*args, "--from", "2024-01", "--to", "2024-06", "--out", str(out), "--db", db)
     assert result.exit_code == 0, result.output
@@ -198,6 +206,22 @@ def test_cli_writes_history_latest_and_summary(tmp_path: Path) -> None:
         assert doc["grade"] == (None if pd.isna(row["grade"]) else int(row["grade"]))
     again = _run(*args, "--from", "2024-01", "--to", "2024-06", "--out", str(out))
     assert again.exit_code != 0 and "--force" in again.output
+    # the same date through `fund evaluate --as-of` gives the same grades, scores and metrics
+    when = summary["as_of_dates"][2]
+    single = tmp_path / "single"
+    r = _run("fund", "evaluate", "--sample", "--sample-funds", "40", "--as-of", when, "--out", str(single))
+    assert r.exit_code == 0, r.output
+    day = parquet[parquet["as_of"] == when].set_index("fund_code")
+    for path in (p for p in single.glob("*.json") if p.name != "summary.json"):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        row = day.loc[doc["fund_code"]]
+        assert row["status"] == doc["status"]
+        assert (None if pd.isna(row["grade"]) else int(row["grade"])) == doc["grade"]
+        for key, value in [
+            ("score", doc["score"]),
+            ("sharpe_3y", (doc["metrics"]["3y"] or {}).get("sharpe")),
+        ]:
+            assert (pd.isna(row[key]) and value is None) or math.isclose(row[key], value, rel_tol=1e-9), key
 
 
 def test_cli_bad_input_is_one_clear_line(tmp_path: Path) -> None:
