@@ -190,6 +190,10 @@ def _date_block(funds: Sequence[FundResult], version: str) -> pd.DataFrame:
     for c in ("score", "peer_percentile"):
         block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
     block["grade"] = pd.to_numeric(block["grade"], errors="coerce").astype("Int64")
+    for c in ("fund_code", "as_of", "status", "type", "rubric_version"):
+        # categories, not one Python string per row: fewer live objects for the garbage collector to
+        # walk on every later date
+        block[c] = block[c].astype("category")
     return block
 
 
@@ -221,6 +225,8 @@ def run_history(
     assert evaluation is not None
     table = pd.concat(blocks, ignore_index=True)
     del blocks
+    for c in ("fund_code", "as_of", "status", "type", "rubric_version"):
+        table[c] = table[c].astype(object).where(table[c].notna(), None)
     table["grade"] = table["grade"].astype("Int64")
     return History(
         table=table,

@@ -398,16 +398,16 @@ def _break_rows(rows: pd.DataFrame, broken: dict[str, str], days: int) -> pd.Dat
     rows out of order."""
     code = rows["펀드코드"]
     own = rows.index[code == broken["duplicate_date"]]
-    dup = own[min(days, len(own)) // 3]  # a young fund (shorter than the calendar) counts its own rows
+    dup = own[days // 3 if days // 3 < len(own) else len(own) // 3]  # a young fund: within its own rows
     twin = rows.loc[[dup]].copy()
     twin["기준가격"] = twin["기준가격"] + 1.0
     rows = pd.concat([rows.loc[:dup], twin, rows.loc[dup + 1 :]], ignore_index=True)
     own = rows.index[rows["펀드코드"] == broken["missing_nav_gap"]]
-    half = min(days, len(own)) // 2
+    half = days // 2 if days // 2 + 15 <= len(own) else len(own) // 2
     gap = own[half : half + 15]
     rows.loc[gap, "기준가격"] = np.nan
     own = rows.index[rows["펀드코드"] == broken["unsorted_dates"]]
-    quarter = min(days, len(own)) // 4
+    quarter = days // 4 if days // 4 + 2 <= len(own) else len(own) // 4
     swap = own[quarter : quarter + 2]
     rows.loc[[swap[0], swap[1]]] = rows.loc[[swap[1], swap[0]]].to_numpy()
     return rows.reset_index(drop=True)
