@@ -11,6 +11,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from evaluator.methodology.outputs import append_jsonl
+from evaluator.training.distributed import any_rank
 from evaluator.training.run_setup import save_model_atomically
 
 BEST_DIR = "best_adapter"
@@ -60,7 +61,8 @@ class MetricsLogger(TrainerCallback):
         row.update({k: _clean(v) for k, v in logs.items()})
         row["step_time"] = self.timer.pop_mean()
         self.rows.append(row)
-        append_jsonl(self.path, row)
+        if state.is_world_process_zero:  # one metrics file per run, however many processes
+            append_jsonl(self.path, row)
 
 
 class BestAdapterSaver(TrainerCallback):
@@ -76,6 +78,8 @@ class BestAdapterSaver(TrainerCallback):
 
     def on_log(self, args, state, control, logs=None, model=None, **kwargs):  # type: ignore[no-untyped-def]
         reward = (logs or {}).get("reward")
+        if not state.is_world_process_zero:
+            return
         if reward is None or model is None or (isinstance(reward, float) and math.isnan(reward)):
             return
         if self.best is None or reward > self.best:
@@ -98,7 +102,7 @@ class SaveLastStep(TrainerCallback):
         self.stopped_for_time = False
 
     def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        if self.max_seconds is not None and time.monotonic() - self.start >= self.max_seconds:
+        if self.max_seconds is not None and any_rank(time.monotonic() - self.start >= self.max_seconds):
             self.stopped_for_time = True
             control.should_training_stop = True
         if state.global_step >= state.max_steps or control.should_training_stop:

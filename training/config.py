@@ -68,6 +68,14 @@ class TrainConfig:
     judge: dict[str, Any] | None = _f(None, "LLM judge reward: {kind: api|local, model, weight, …}.")
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
     max_seq_length: int = _f(512, "SFT: max tokens per example.")
+    num_processes: int = _f(1, "Training processes (GPUs; gloo processes on CPU). >1 re-launches the run.")
+    launch_config: str | None = _f(None, "Multi-process engine: ddp (default), fsdp, zero2, zero3 or an accelerate YAML.")
+    use_vllm: bool = _f(False, "Generate rollouts with vLLM (TRL's use_vllm; CUDA and the vllm extra).")
+    vllm_mode: str | None = _f(None, "colocate (default: vLLM shares the training GPU) or server (`evaluator vllm-serve`).")
+    vllm_server_host: str | None = _f(None, "Server mode: host of the vLLM server (TRL default 0.0.0.0).")
+    vllm_server_port: int | None = _f(None, "Server mode: port of the vLLM server (TRL default 8000).")
+    vllm_gpu_memory_utilization: float | None = _f(None, "Colocate mode: fraction of the GPU vLLM reserves (TRL default 0.3).")
+    vllm_enable_sleep_mode: bool = _f(False, "Colocate mode: vLLM releases its memory while the trainer steps.")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -137,6 +145,9 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(f"language must be en or ko, not {cfg.language!r}")
     if cfg.quantize == "4bit" and not cfg.lora:
         raise ConfigError("4-bit weights cannot be trained directly: keep LoRA on with --quantize 4bit")
+    from evaluator.training.scale_checks import validate_scale
+
+    validate_scale(cfg)
 
 
 def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:

@@ -24,6 +24,7 @@ from evaluator.training.callbacks import (
 )
 from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.run_setup import (
     TrainingError,
@@ -31,9 +32,9 @@ from evaluator.training.run_setup import (
     last_checkpoint,
     load_policy,
     prepare_run_dir,
-    save_model_atomically,
     trainer_kwargs,
 )
+from evaluator.training.vllm_options import require_vllm, vllm_kwargs, vllm_resolved
 
 
 def named_reward(name: str, fn: RewardFn) -> RewardFn:
@@ -76,7 +77,12 @@ def _trainer_class() -> type:
         completions_per_log: int = 4
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.completions_path is not None and self.model.training and "loss" in logs:
+            if (
+                self.completions_path is not None
+                and self.model.training
+                and "loss" in logs
+                and self.accelerator.is_main_process
+            ):
                 self._write_completions()
             super().log(logs, start_time)
 
@@ -120,6 +126,7 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
         reward_weights=weights,
         log_completions=False,
         chat_template_kwargs=dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
+        **vllm_kwargs(cfg),
     )
 
 
@@ -130,7 +137,8 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
-    out = prepare_run_dir(cfg)
+    out = Path(cfg.output_dir) if launched_child() else prepare_run_dir(cfg)  # the launcher checked it once
+    require_vllm(cfg)
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
@@ -147,22 +155,25 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
-    warn_if_plan_exceeds(cfg, policy.precision, console)
-    save_config(
+    if not launched_child():  # the launcher planned once for every process
+        warn_if_plan_exceeds(cfg, policy.precision, console)
+    if is_main_process():
+        save_config(
         cfg,
-        out / "run_config.yaml",
-        resolved={
-            **policy.resolved(),
-            "style": style,
-            "chat_format": fmt.record(),
-            "rewards": dict(zip(names, weights, strict=True)),
-        },
-    )
+            out / "run_config.yaml",
+            resolved={
+                **policy.resolved(),
+                "style": style,
+                "chat_format": fmt.record(),
+                "rewards": dict(zip(names, weights, strict=True)),
+                "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
+            },
+        )
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
     callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer), last]
-    if progress:
+    if progress and is_main_process():
         callbacks.append(RichProgress(console, max_seconds=cfg.max_seconds))
     trainer_cls = _trainer_class()
     trainer = trainer_cls(
@@ -192,9 +203,11 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
             judge.close()
     seconds = time.perf_counter() - t0
     final = out / "final"
-    save_model_atomically(trainer.model, policy.tokenizer, final)
+    save_final(trainer, policy.tokenizer, final)
     summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
-    atomic_write_json(out / "run_summary.json", summary)
+    summary.update(scale_summary(trainer.model))  # world_size (+ per-rank parameter digests); every rank joins
+    if is_main_process():
+        atomic_write_json(out / "run_summary.json", summary)
     return summary
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.training.distributed import cuda_device_map, sharded_launch
 from evaluator.training.model_source import ModelNotAvailable, ModelSource, locate
 from evaluator.training.presets import resolve_preset
 from evaluator.training.tiny_model import DEMO_SPEC, TinySpec, build_tiny
@@ -103,11 +104,14 @@ def bnb_config(compute_dtype_name: str) -> Any:
     import torch
     from transformers import BitsAndBytesConfig
 
+    dtype = getattr(torch, compute_dtype_name)
     return BitsAndBytesConfig(
         load_in_4bit=True,
         bnb_4bit_quant_type="nf4",
         bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=getattr(torch, compute_dtype_name),
+        bnb_4bit_compute_dtype=dtype,
+        # FSDP / ZeRO-3 shard the packed 4-bit weights only when they are stored in the compute dtype
+        bnb_4bit_quant_storage=dtype if sharded_launch() else torch.uint8,
     )
 
 
@@ -155,9 +159,9 @@ def load_model(model: str, *, quantize: str | None = None, device: str | None = 
         kwargs["attn_implementation"] = attn
     if precision.quantize_4bit:
         kwargs["quantization_config"] = bnb_config(precision.dtype_name)
-        kwargs["device_map"] = {"": 0} if precision.device == "cuda" else "cpu"
+        kwargs["device_map"] = cuda_device_map() if precision.device == "cuda" else "cpu"
     elif precision.device == "cuda":
-        kwargs["device_map"] = {"": 0}
+        kwargs["device_map"] = cuda_device_map()
     mdl = _from_pretrained(AutoModelForCausalLM, src, role, **kwargs)
     if precision.quantize_4bit:
         disable_cpu_4bit_repack(mdl)

@@ -175,7 +175,10 @@ def register(app: typer.Typer) -> None:
         }
         try:
             cfg, ga_note = load_train_config(config, overrides)
-            settings = settings_for_train_config(cfg, device="cuda", prompt_length=prompt_length)
+            settings = settings_for_train_config(
+                cfg, device="cuda", prompt_length=prompt_length,
+                gpu_total_bytes=int(gpu_mem * GIB) if gpu_mem is not None else None,
+            )
             if judge:
                 settings = settings.replace(
                     judge=JudgeSettings(model=judge, quantize=judge_quantize, batch_size=judge_batch)

@@ -36,6 +36,10 @@ def run_training(overrides: dict, config: Path | None) -> dict:
     try:
         cfg = load_config(config, overrides)
         check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
+        from evaluator.training.launch import needs_launch, train_launched
+
+        if needs_launch(cfg):  # --num-processes N: check once here, then N processes train
+            return train_launched(cfg, console=console)
         from evaluator.training.grpo import train
 
         return train(cfg, console=console)
@@ -84,6 +88,14 @@ def register(app: typer.Typer) -> None:
         init_from: str = typer.Option(None, "--init-from", "--adapter", help="Start from this adapter/run (e.g. SFT)."),
         resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the output dir."),
         force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
+        num_processes: int = typer.Option(None, "--num-processes", help="Processes to train in (GPUs; gloo on CPU)."),
+        launch_config: str = typer.Option(None, "--launch-config", help="ddp (default), fsdp, zero2, zero3 or an accelerate YAML."),
+        use_vllm: bool = typer.Option(None, "--use-vllm", help="vLLM rollouts (CUDA; pip install 'evaluator[vllm]')."),
+        vllm_mode: str = typer.Option(None, "--vllm-mode", help="colocate (default) or server."),
+        vllm_server_host: str = typer.Option(None, "--vllm-server-host", help="Server mode: vLLM server host."),
+        vllm_server_port: int = typer.Option(None, "--vllm-server-port", help="Server mode: vLLM server port."),
+        vllm_gpu_memory_utilization: float = typer.Option(None, "--vllm-gpu-memory-utilization", help="Colocate: GPU fraction for vLLM."),
+        vllm_sleep_mode: bool = typer.Option(None, "--vllm-sleep-mode", help="Colocate: vLLM sleeps while the trainer steps."),
     ) -> None:
         """Train a LoRA/QLoRA adapter with GRPO on a domain pack's rewards."""
         overrides = {
@@ -100,6 +112,9 @@ def register(app: typer.Typer) -> None:
             "reward_weights": parse_weights(reward_weight), "optim": optim,
             "gradient_checkpointing": gradient_checkpointing, "init_from": init_from,
             "resume": resume or None, "force": force or None,
+            "num_processes": num_processes, "launch_config": launch_config, "use_vllm": use_vllm,
+            "vllm_mode": vllm_mode, "vllm_server_host": vllm_server_host, "vllm_server_port": vllm_server_port,
+            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization, "vllm_enable_sleep_mode": vllm_sleep_mode,
         }
         summary = run_training(overrides, config)
         best = summary.get("best") or {}
