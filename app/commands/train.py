@@ -117,6 +117,10 @@ def register(app: typer.Typer) -> None:
             "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization, "vllm_enable_sleep_mode": vllm_sleep_mode,
         }
         summary = run_training(overrides, config)
+        from evaluator.training.distributed import launched_child
+
+        if launched_child():  # one of N processes: the launching command reports for all of them
+            return
         best = summary.get("best") or {}
         console.print(
             f"[bold green]done[/] step {summary['global_step']} · reward {summary['reward_first']} → "
