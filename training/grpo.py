@@ -137,8 +137,8 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
+    require_vllm(cfg)  # --use-vllm without vLLM or a GPU fails before a run folder exists
     out = Path(cfg.output_dir) if launched_child() else prepare_run_dir(cfg)  # the launcher checked it once
-    require_vllm(cfg)
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed

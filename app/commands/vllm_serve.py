@@ -7,7 +7,7 @@ import subprocess
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.app.console import fail
 
 
 def register(app: typer.Typer) -> None:
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         except (TrainingError, ModelNotAvailable) as exc:
             fail(str(exc))
         if dry_run:
-            console.print(shlex.join(cmd), markup=False, highlight=False)
+            typer.echo(shlex.join(cmd))
             return
         version = installed_vllm()
         if version is None:
