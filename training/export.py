@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from evaluator.methodology.outputs import OutputExistsError
-from evaluator.training.run_setup import TrainingError
+from evaluator.training.run_setup import TrainingError, full_model_dir
 
 DTYPES = {"bf16": "bfloat16", "fp32": "float32"}
 ADAPTERS = {"final": "final", "best": "best_adapter"}
@@ -44,10 +44,8 @@ def base_model_of(run_dir: Path, adapter: Path) -> str:
     if cfg_file.is_file():
         doc = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
         init = doc.get("init_from")
-        if init and (Path(init) / "config.json").is_file() and not (Path(init) / "adapter_config.json").is_file():
-            return str(init)
-        if init and (Path(init) / "final" / "config.json").is_file():
-            return str(Path(init) / "final")
+        if init and (full := full_model_dir(Path(init).expanduser())) is not None:
+            return str(full)  # the run started from full fine-tuned weights (e.g. an SFT run)
         if doc.get("model"):
             return str(doc["model"])
     base = json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8")).get("base_model_name_or_path")
