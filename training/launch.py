@@ -110,7 +110,7 @@ def launch_command(cfg: TrainConfig, config_file: Path, *, cuda: bool, port: int
            str(resolve_launch_config(cfg.launch_config)), "--num_processes", n]
     if port is not None:
         cmd += ["--main_process_port", str(port)]
-    return [*cmd, *child_args(config_file)[:1], "--module", *child_args(config_file)[1:]]
+    return [*cmd, *child_args(config_file)]  # accelerate launch and torchrun both take -m MODULE ARGS
 
 
 def child_env(cfg: TrainConfig, *, cuda: bool) -> dict[str, str]:
