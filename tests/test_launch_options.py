@@ -99,7 +99,11 @@ def test_children_are_guarded_against_relaunching(monkeypatch: pytest.MonkeyPatc
 
     cfg = _cfg(num_processes=2, force=True)
     monkeypatch.delenv("EVALUATOR_LAUNCHED", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
     assert needs_launch(cfg) and not needs_launch(_cfg())
+    monkeypatch.setenv("WORLD_SIZE", "2")  # already inside someone's torchrun / accelerate launch
+    assert not needs_launch(cfg)
+    monkeypatch.delenv("WORLD_SIZE")
     env = child_env(cfg, cuda=False)
     assert env["EVALUATOR_LAUNCHED"] == "1"
     monkeypatch.setenv("EVALUATOR_LAUNCHED", "1")

@@ -35,8 +35,8 @@ class LaunchError(TrainingError):
 
 
 def needs_launch(cfg: TrainConfig) -> bool:
-    """A run asks for several processes and this is not already one of them."""
-    return cfg.num_processes > 1 and not launched_child()
+    """A run asks for several processes and this is not already one of them (ours, or a launcher's)."""
+    return cfg.num_processes > 1 and not launched_child() and int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
 
 
 def resolve_launch_config(name: str | None) -> Path:
