@@ -15,7 +15,7 @@ from evaluator.training.run_setup import TrainingError
 @dataclass(frozen=True)
 class ServeOptions:
     model: str
-    host: str = "0.0.0.0"
+    host: str = "127.0.0.1"
     port: int = 8000
     gpu_memory_utilization: float = 0.9
     tensor_parallel_size: int = 1

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
     @app.command("vllm-serve")
     def vllm_serve_cmd(
         model: str = typer.Option(..., "--model", help="The run's --model: preset, tiny, hub id or local path."),
-        host: str = typer.Option("0.0.0.0", "--host", help="Address to listen on."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 to serve another machine)."),
         port: int = typer.Option(8000, "--port", help="Port (the run's --vllm-server-port)."),
         gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization", help="GPU fraction for vLLM."),
         tensor_parallel_size: int = typer.Option(1, "--tensor-parallel-size", help="GPUs per model replica."),
