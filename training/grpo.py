@@ -23,8 +23,12 @@ from evaluator.training.callbacks import (
     StepTimer,
 )
 from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
+from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.held_out import HeldOutEval
+from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
+from evaluator.training.resume import prepare_resume
 from evaluator.training.run_setup import (
     TrainingError,
     check_model_available,
@@ -74,10 +78,16 @@ def _trainer_class() -> type:
 
         completions_path: Path | None = None
         completions_per_log: int = 4
+        monitor: Any = None
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.completions_path is not None and self.model.training and "loss" in logs:
-                self._write_completions()
+            if self.model.training and "loss" in logs:
+                if self.completions_path is not None:
+                    self._write_completions()
+                if self.monitor is not None:  # eval/* join this row, so trackers and best_adapter see them
+                    self.monitor.at_log(
+                        self.state.global_step, logs, self.model, self.processing_class, self.control
+                    )
             super().log(logs, start_time)
 
         def _write_completions(self) -> None:
@@ -123,6 +133,29 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
     )
 
 
+def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, console: Any) -> HeldOutMonitor | None:
+    """The in-training evaluation asked for by ``eval_every`` (None when off); its slice is built now."""
+    if cfg.eval_every is None:
+        return None
+    try:
+        held_out = HeldOutEval.build(
+            pack,
+            data=cfg.data,
+            split=cfg.eval_split,
+            limit=cfg.eval_limit,
+            style=style,
+            language=cfg.language,
+            max_new_tokens=cfg.max_completion_length,
+            batch_size=cfg.eval_batch_size,
+            seed=cfg.seed,
+        )
+    except ValueError as exc:
+        raise TrainingError(f"--eval-split {cfg.eval_split}: {exc}") from exc
+    return HeldOutMonitor(
+        held_out, cfg.eval_every, CollapseGuard(cfg.collapse_drop), cfg.stop_on_collapse, console
+    )
+
+
 def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
     """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``)."""
     import datasets
@@ -144,6 +177,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
         judge = build_judge_reward(spec, pack, out)
         names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
 
+    monitor = held_out_monitor(cfg, pack, style, console)  # its slice is built before the model loads
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
@@ -158,10 +192,16 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
             "rewards": dict(zip(names, weights, strict=True)),
         },
     )
+    resume_from = last_checkpoint(out) if cfg.resume else None
+    resumed = prepare_resume(out, resume_from) if resume_from is not None else None
+    if resumed and console is not None:
+        for note in resumed["notes"]:
+            console.print(f"[yellow]note:[/] {note}")
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
-    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer), last]
+    best_metric = "eval/accuracy" if monitor is not None else "reward"
+    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
     if progress:
         callbacks.append(RichProgress(console, max_seconds=cfg.max_seconds))
     trainer_cls = _trainer_class()
@@ -179,10 +219,10 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     trainer.remove_callback(ProgressCallback)
     trainer.completions_path = out / "completions.jsonl"
     trainer.completions_per_log = cfg.completions_per_log
-    resume_from = str(last_checkpoint(out)) if cfg.resume else None
+    trainer.monitor = monitor
     t0 = time.perf_counter()
     try:
-        result = trainer.train(resume_from_checkpoint=resume_from)
+        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
     except Exception as exc:
         if is_oom(exc):
             raise TrainingOOM.from_config(cfg) from exc
@@ -194,6 +234,10 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     final = out / "final"
     save_model_atomically(trainer.model, policy.tokenizer, final)
     summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
+    summary["held_out"] = monitor.summary() if monitor is not None else None
+    summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
+    if resumed is not None:
+        summary["resume"] = resumed
     atomic_write_json(out / "run_summary.json", summary)
     return summary
 
