@@ -147,7 +147,7 @@ def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, cons
             language=cfg.language,
             max_new_tokens=cfg.max_completion_length,
             batch_size=cfg.eval_batch_size,
-            seed=cfg.seed,
+            seed=0,  # `evaluator eval`'s default: the same slice it grades, whatever the training seed
         )
     except ValueError as exc:
         raise TrainingError(f"--eval-split {cfg.eval_split}: {exc}") from exc
