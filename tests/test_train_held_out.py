@@ -20,10 +20,31 @@ def test_eval_rows_best_adapter_by_accuracy_and_tensorboard(tmp_path: Path, tiny
 
     out = tmp_path / "run"
     result = run_cli(
-        "train", "--domain", "gsm8k", "--model", "tiny", "--data", "synthetic:steps=1", "--init-from",
-        str(tiny_warm_model), "--max-completion-length", "24", "--max-steps", "4", "--learning-rate", "1e-3",
-        "--eval-every", "2", "--eval-limit", "10", "--report-to", "tensorboard", "--run-name", "held-out-test",
-        "--output-dir", str(out),
+        "train",
+        "--domain",
+        "gsm8k",
+        "--model",
+        "tiny",
+        "--data",
+        "synthetic:steps=1",
+        "--init-from",
+        str(tiny_warm_model),
+        "--max-completion-length",
+        "24",
+        "--max-steps",
+        "4",
+        "--learning-rate",
+        "1e-3",
+        "--eval-every",
+        "2",
+        "--eval-limit",
+        "10",
+        "--report-to",
+        "tensorboard",
+        "--run-name",
+        "held-out-test",
+        "--output-dir",
+        str(out),
     )
     assert result.exit_code == 0, result.output
     assert "held-out accuracy:" in result.output
@@ -46,9 +67,23 @@ def test_eval_rows_best_adapter_by_accuracy_and_tensorboard(tmp_path: Path, tiny
 
     # One grader, two callers: `evaluator eval` of the saved best adapter gives the in-training figures.
     graded = run_cli(
-        "eval", "--domain", "gsm8k", "--model", str(tiny_warm_model), "--adapter", str(out / "best_adapter"),
-        "--data", "synthetic:steps=1", "--split", "test", "--limit", "10", "--max-new-tokens", "24",
-        "--out", str(tmp_path / "eval"),
+        "eval",
+        "--domain",
+        "gsm8k",
+        "--model",
+        str(tiny_warm_model),
+        "--adapter",
+        str(out / "best_adapter"),
+        "--data",
+        "synthetic:steps=1",
+        "--split",
+        "test",
+        "--limit",
+        "10",
+        "--max-new-tokens",
+        "24",
+        "--out",
+        str(tmp_path / "eval"),
     )
     assert graded.exit_code == 0, graded.output
     report = json.loads((tmp_path / "eval" / "report.json").read_text())
@@ -58,7 +93,9 @@ def test_eval_rows_best_adapter_by_accuracy_and_tensorboard(tmp_path: Path, tiny
 
     summary = json.loads((out / "run_summary.json").read_text())
     assert [p["step"] for p in summary["held_out"]["points"]] == [2, 4]
-    assert summary["held_out"]["collapse_events"] == [] or summary["held_out"]["collapse_events"][0]["step"] == 4
+    assert (
+        summary["held_out"]["collapse_events"] == [] or summary["held_out"]["collapse_events"][0]["step"] == 4
+    )
     assert summary["best"]["metric"] == "eval/accuracy"
 
     # TensorBoard, offline: event files with the reward and the held-out scalars at their steps.
@@ -114,3 +151,55 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
     after = _lora_grads(model, batch)
     for name, grad in reference.items():
         assert torch.allclose(grad, after[name], atol=1e-6), name
+
+
+def test_destructive_learning_rate_run_and_the_guard_agree_with_a_replay(
+    tmp_path: Path, tiny_warm_model: Path
+) -> None:
+    """lr 5e-2 on the warm tiny model, evaluated every step with --stop-on-collapse.
+
+    Whether this small run collapses depends on the start; what must hold either way: the events in
+    run_summary.json are exactly what the guard decides when replayed over the logged rows, and a fired
+    guard stopped the run at that step with the best adapter from before the fall.
+    """
+    from evaluator.training.collapse import CollapseGuard, format_signal
+
+    out = tmp_path / "hot"
+    result = run_cli(
+        "train",
+        "--domain",
+        "gsm8k",
+        "--model",
+        "tiny",
+        "--data",
+        "synthetic:steps=1",
+        "--init-from",
+        str(tiny_warm_model),
+        "--max-completion-length",
+        "24",
+        "--max-steps",
+        "6",
+        "--learning-rate",
+        "5e-2",
+        "--eval-every",
+        "1",
+        "--eval-limit",
+        "12",
+        "--stop-on-collapse",
+        "--output-dir",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    rows = [r for r in _rows(out / "metrics.jsonl") if "eval/accuracy" in r]
+    guard = CollapseGuard(0.10)
+    replay = [e for r in rows if (e := guard.update(r["step"], r["eval/accuracy"], format_signal(r)))]
+    summary = json.loads((out / "run_summary.json").read_text())
+    events = summary["held_out"]["collapse_events"]
+    assert [(e["step"], e["best_step"]) for e in events] == [(e["step"], e["best_step"]) for e in replay]
+    best = json.loads((out / "best_adapter" / "best.json").read_text())
+    if events:
+        assert summary["stopped_for_collapse"] and summary["global_step"] == events[0]["step"]
+        assert best["step"] == events[0]["best_step"] and "collapse guard" in result.output
+        assert next(r for r in rows if r["step"] == events[0]["step"])["collapse/warning"] == 1.0
+    else:
+        assert not summary["stopped_for_collapse"] and summary["global_step"] == 6
