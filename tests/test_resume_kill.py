@@ -59,8 +59,8 @@ def _train_args(out: Path, max_steps: int, *extra: str) -> list[str]:
 def test_sigkill_then_resume_leaves_one_row_per_step(tmp_path: Path, tiny_model_dir: Path) -> None:
     out = tmp_path / "run"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    log = open(tmp_path / "first.log", "w")
-    proc = subprocess.Popen(_train_args(out, 500), stdout=log, stderr=subprocess.STDOUT, env=env)
+    with open(tmp_path / "first.log", "w") as log:
+        proc = subprocess.Popen(_train_args(out, 500), stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + 400
     try:
         while time.monotonic() < deadline:
@@ -75,7 +75,6 @@ def test_sigkill_then_resume_leaves_one_row_per_step(tmp_path: Path, tiny_model_
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        log.close()
 
     killed_rows = _steps(out / "metrics.jsonl")
     ckpt = _last_checkpoint(out)
