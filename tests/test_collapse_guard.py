@@ -92,3 +92,20 @@ def test_config_rules_for_eval_guard_and_trackers() -> None:
     for overrides, needle in bad:
         with pytest.raises(ConfigError, match=needle):
             load_config(None, overrides)
+
+
+def test_demo_verdict_names_the_gain_or_the_one_reason_there_is_none() -> None:
+    from evaluator.app.demo import FULL, verdict
+
+    shown = verdict(0.45, 0.12, (0.07, 0.17), 100, FULL, cut_short=False)
+    assert shown.startswith("GRPO gain shown: +12.0 points (95% CI +7.0 to +17.0)")
+    cases = [
+        ((0.09, 0.02, (-0.005, 0.05), 100), False, "below the 30–60 % band"),
+        ((0.75, 0.01, (-0.02, 0.04), 100), False, "above the band"),
+        ((0.45, 0.02, (-0.01, 0.05), 100), False, "too little to tell from the noise of 300"),
+        ((0.45, 0.02, (-0.01, 0.05), 40), True, "40 of 100 GRPO steps"),
+    ]
+    for (before, delta, ci, steps), cut, needle in cases:
+        line = verdict(before, delta, ci, steps, FULL, cut_short=cut)
+        assert line.startswith("no gain shown:") and "includes 0" in line and needle in line, line
+        assert "\n" not in line
