@@ -164,6 +164,11 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     pack = get_pack(cfg.domain)
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     out = prepare_run_dir(cfg)
+    resume_from = last_checkpoint(out) if cfg.resume else None
+    resumed = prepare_resume(out, resume_from) if resume_from is not None else None  # before anything appends
+    if resumed and console is not None:
+        for note in resumed["notes"]:
+            console.print(f"[yellow]note:[/] {note}")
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
@@ -192,11 +197,6 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
             "rewards": dict(zip(names, weights, strict=True)),
         },
     )
-    resume_from = last_checkpoint(out) if cfg.resume else None
-    resumed = prepare_resume(out, resume_from) if resume_from is not None else None
-    if resumed and console is not None:
-        for note in resumed["notes"]:
-            console.print(f"[yellow]note:[/] {note}")
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
