@@ -54,7 +54,7 @@ class MetricsLogger(TrainerCallback):
         self.rows: list[dict[str, Any]] = []
 
     def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
-        if not logs or ("reward" not in logs and "loss" not in logs):
+        if not logs or ("reward" not in logs and "loss" not in logs and "eval/accuracy" not in logs):
             return
         row = {"step": state.global_step, "epoch": state.epoch, "time": time.time()}
         row.update({k: _clean(v) for k, v in logs.items()})

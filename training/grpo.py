@@ -90,6 +90,10 @@ def _trainer_class() -> type:
                     )
             super().log(logs, start_time)
 
+        def train(self, *args: Any, **kwargs: Any) -> Any:
+            self.add_callback(_start_eval_callback()(self))
+            return super().train(*args, **kwargs)
+
         def _write_completions(self) -> None:
             prompts = list(self._logs["prompt"])[-self.completions_per_log :]
             completions = list(self._logs["completion"])[-self.completions_per_log :]
@@ -110,6 +114,26 @@ def _trainer_class() -> type:
                 )
 
     return EvaluatorGRPOTrainer
+
+
+def _start_eval_callback() -> type:
+    from transformers import TrainerCallback
+
+    class StartEval(TrainerCallback):
+        """Logs the held-out figures of the starting weights as a step-0 row (fresh runs with eval on)."""
+
+        def __init__(self, trainer: Any) -> None:
+            self.trainer = trainer
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+            monitor = self.trainer.monitor
+            if monitor is None:
+                return
+            figures = monitor.at_start(state.global_step, self.trainer.model, self.trainer.processing_class)
+            if figures is not None:
+                self.trainer.log(dict(figures))
+
+    return StartEval
 
 
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
@@ -183,6 +207,8 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
         names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
 
     monitor = held_out_monitor(cfg, pack, style, console)  # its slice is built before the model loads
+    if monitor is not None and resumed is not None:
+        monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
@@ -256,7 +282,7 @@ def _summary(
     judge: Any,
     policy: Any,
 ) -> dict[str, Any]:
-    rows = metrics.rows
+    rows = [r for r in metrics.rows if "loss" in r or "reward" in r]  # not the step-0 held-out row
     rewards = [r["reward"] for r in rows if r.get("reward") is not None]
     best = out / "best_adapter" / "best.json"
     import json

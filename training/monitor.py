@@ -32,6 +32,20 @@ class HeldOutMonitor:
             self.last_step is not None and step - self.last_step >= self.every
         )
 
+    def at_start(self, step: int, model: Any, tokenizer: Any) -> dict[str, Any] | None:
+        """Grade the starting weights of a fresh run (step 0): the guard's and the best adapter's first reference.
+
+        Without it, a policy that falls apart within the first ``every`` steps would set the bar at its
+        already-collapsed accuracy. A resumed run has its earlier points already.
+        """
+        if step != 0 or self.last_step is not None:
+            return None
+        self.last_step = 0
+        figures = self.held_out.run(model, tokenizer)
+        self.points.append({"step": 0, **figures})
+        self.guard.update(0, figures.get("eval/accuracy"), format_signal(figures))
+        return figures
+
     def at_log(self, step: int, logs: dict[str, Any], model: Any, tokenizer: Any, control: Any) -> None:
         """Evaluate when due; add ``eval/*`` (and ``collapse/*``) keys to ``logs``; stop the run if asked."""
         final = bool(getattr(control, "should_training_stop", False))
