@@ -78,6 +78,7 @@ def test_format_signal_prefers_the_held_out_rate_then_format_rewards() -> None:
 def test_config_rules_for_eval_guard_and_trackers() -> None:
     cfg = load_config(None, {"eval_every": 5, "report_to": ["tensorboard", "wandb"], "run_name": "a"})
     assert report_to(cfg) == ["tensorboard", "wandb"]
+    assert report_to(load_config(None, {"report_to": "tensorboard, wandb"})) == ["tensorboard", "wandb"]
     assert report_to(TrainConfig()) == "none" and report_to(TrainConfig(report_to=["none"])) == "none"
     bad = [
         ({"eval_every": 0}, "eval_every"),

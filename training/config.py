@@ -153,6 +153,8 @@ def validate(cfg: TrainConfig) -> None:
 
 def validate_tracking(cfg: TrainConfig) -> None:
     """Held-out evaluation, collapse guard and tracker settings (the fields this part of a run adds)."""
+    if isinstance(cfg.report_to, str):  # `report_to: tensorboard` in YAML, or "tensorboard,wandb"
+        cfg.report_to = [t.strip() for t in cfg.report_to.split(",") if t.strip()]
     if cfg.eval_every is not None and cfg.eval_every < 1:
         raise ConfigError(f"eval_every must be at least 1 (or unset to turn evaluation off), not {cfg.eval_every}")
     if cfg.eval_limit < 1:
