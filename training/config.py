@@ -68,6 +68,14 @@ class TrainConfig:
     judge: dict[str, Any] | None = _f(None, "LLM judge reward: {kind: api|local, model, weight, …}.")
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
     max_seq_length: int = _f(512, "SFT: max tokens per example.")
+    eval_every: int | None = _f(None, "Grade the policy on a held-out slice every N steps (at logging points); None = off.")
+    eval_limit: int = _f(100, "Held-out problems per in-training evaluation (the first N of eval_split).")
+    eval_split: str = _f("test", "Split the held-out slice comes from (never the training split).")
+    eval_batch_size: int = _f(32, "Prompts per generate call in the held-out evaluation.")
+    collapse_drop: float = _f(0.10, "Warn when held-out accuracy falls this far below its best while format holds.")
+    stop_on_collapse: bool = _f(False, "Stop the run cleanly (best adapter kept) when the collapse guard fires.")
+    report_to: list[str] | None = _f(None, "Trackers for TRL: none, tensorboard, wandb, trackio (a list). None = none.")
+    run_name: str | None = _f(None, "Run name shown by the trackers (default: the output folder's name).")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -117,8 +125,12 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     return cfg
 
 
+TRACKERS = ("none", "tensorboard", "wandb", "trackio")
+
+
 def validate(cfg: TrainConfig) -> None:
     """Catch the mistakes TRL would report late or cryptically."""
+    validate_tracking(cfg)
     if cfg.num_generations < 2:
         raise ConfigError("num_generations must be at least 2 (GRPO compares completions within a group)")
     if (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps) % cfg.num_generations:
@@ -137,6 +149,38 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(f"language must be en or ko, not {cfg.language!r}")
     if cfg.quantize == "4bit" and not cfg.lora:
         raise ConfigError("4-bit weights cannot be trained directly: keep LoRA on with --quantize 4bit")
+
+
+def validate_tracking(cfg: TrainConfig) -> None:
+    """Held-out evaluation, collapse guard and tracker settings (the fields this part of a run adds)."""
+    if isinstance(cfg.report_to, str):  # `report_to: tensorboard` in YAML, or "tensorboard,wandb"
+        cfg.report_to = [t.strip() for t in cfg.report_to.split(",") if t.strip()]
+    if cfg.eval_every is not None and cfg.eval_every < 1:
+        raise ConfigError(f"eval_every must be at least 1 (or unset to turn evaluation off), not {cfg.eval_every}")
+    if cfg.eval_limit < 1:
+        raise ConfigError(f"eval_limit must be at least 1, not {cfg.eval_limit}")
+    if cfg.eval_batch_size < 1:
+        raise ConfigError(f"eval_batch_size must be at least 1, not {cfg.eval_batch_size}")
+    if cfg.eval_every is not None and cfg.eval_split == cfg.split:
+        raise ConfigError(
+            f"eval_split {cfg.eval_split!r} is the training split: held-out accuracy needs problems the run "
+            "never trains on (e.g. --eval-split test)"
+        )
+    if not 0 < cfg.collapse_drop <= 1:
+        raise ConfigError(f"collapse_drop is an accuracy drop between 0 and 1 (e.g. 0.10), not {cfg.collapse_drop}")
+    if cfg.stop_on_collapse and cfg.eval_every is None:
+        raise ConfigError("stop_on_collapse watches held-out accuracy: turn evaluation on with --eval-every N")
+    unknown = [t for t in cfg.report_to or [] if t not in TRACKERS]
+    if unknown:
+        raise ConfigError(f"report_to: unknown tracker(s) {', '.join(unknown)}; choose from {', '.join(TRACKERS)}")
+    if "none" in (cfg.report_to or []) and len(cfg.report_to or []) > 1:
+        raise ConfigError("report_to: 'none' cannot be combined with a tracker")
+
+
+def report_to(cfg: TrainConfig) -> list[str] | str:
+    """What TRL's ``report_to`` gets: the trackers asked for, or ``"none"``."""
+    trackers = [t for t in cfg.report_to or [] if t != "none"]
+    return trackers or "none"
 
 
 def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:

@@ -84,6 +84,19 @@ def register(app: typer.Typer) -> None:
         init_from: str = typer.Option(None, "--init-from", "--adapter", help="Start from this adapter/run (e.g. SFT)."),
         resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the output dir."),
         force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
+        eval_every: int = typer.Option(None, "--eval-every", help="Grade on a held-out slice every N steps."),
+        eval_limit: int = typer.Option(None, "--eval-limit", help="Held-out problems per evaluation (default 100)."),
+        eval_split: str = typer.Option(None, "--eval-split", help="Held-out split (default test)."),
+        collapse_drop: float = typer.Option(
+            None, "--collapse-drop", help="Warn when held-out accuracy falls this far below its best (default 0.10)."
+        ),
+        stop_on_collapse: bool = typer.Option(
+            False, "--stop-on-collapse", help="Stop cleanly, keeping the best adapter, when the guard fires."
+        ),
+        report_to: str = typer.Option(
+            None, "--report-to", help="none, tensorboard, wandb, trackio; comma-separated for several."
+        ),
+        run_name: str = typer.Option(None, "--run-name", help="Run name for the trackers."),
     ) -> None:
         """Train a LoRA/QLoRA adapter with GRPO on a domain pack's rewards."""
         overrides = {
@@ -100,12 +113,22 @@ def register(app: typer.Typer) -> None:
             "reward_weights": parse_weights(reward_weight), "optim": optim,
             "gradient_checkpointing": gradient_checkpointing, "init_from": init_from,
             "resume": resume or None, "force": force or None,
+            "eval_every": eval_every, "eval_limit": eval_limit, "eval_split": eval_split,
+            "collapse_drop": collapse_drop, "stop_on_collapse": stop_on_collapse or None,
+            "report_to": [t.strip() for t in report_to.split(",") if t.strip()] if report_to else None,
+            "run_name": run_name,
         }
         summary = run_training(overrides, config)
         best = summary.get("best") or {}
         console.print(
             f"[bold green]done[/] step {summary['global_step']} · reward {summary['reward_first']} → "
-            f"{summary['reward_last']} · best {best.get('reward')} at step {best.get('step')} · "
-            f"{summary['seconds_per_step']} s/step"
+            f"{summary['reward_last']} · best {best.get('metric', 'reward')} {best.get('value')} at step "
+            f"{best.get('step')} · {summary['seconds_per_step']} s/step"
         )
+        points = (summary.get("held_out") or {}).get("points") or []
+        if points:
+            acc = [f"{p['eval/accuracy']:.1%}@{p['step']}" for p in points]
+            console.print(f"held-out accuracy: {' → '.join(acc)}")
+        if summary.get("stopped_for_collapse"):
+            console.print("[bold yellow]stopped by the collapse guard[/]; best_adapter/ holds the best weights")
         console.print(f"adapter: {summary['final_adapter']}  ·  run folder: {summary['output_dir']}")
