@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 RewardFn = Callable[..., list[float | None]]
@@ -31,18 +32,95 @@ def completion_text(completion: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Score:
+    """What a pack's grader says about one completion, in the terms of its declared metrics.
+
+    ``value`` is one float (the pack declares one metric) or a dict of named floats (one per metric it
+    measured; a metric a grader could not compute, e.g. an optional model-based one, is simply absent).
+    """
+
+    value: float | dict[str, float]
+    answer: str | None = None
+    explanation: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def values(self, metrics: Sequence[Metric]) -> dict[str, float]:
+        """The value as ``{metric name: float}``; a bare float belongs to the first declared metric."""
+        if isinstance(self.value, Mapping):
+            return {str(k): float(v) for k, v in self.value.items() if v is not None}
+        return {metrics[0].name: float(self.value)}
+
+
+AGGREGATIONS = ("mean",)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A figure a pack reports per item and over items (bootstrap CI over items, paired deltas in compare).
+
+    ``binary`` metrics are 0/1 per item (McNemar applies to them); ``headline`` marks the one number a
+    report leads with.
+    """
+
+    name: str
+    description: str = ""
+    aggregation: str = "mean"
+    higher_is_better: bool = True
+    headline: bool = False
+    binary: bool = False
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise PackError(f"metric {self.name!r}: aggregation must be one of {', '.join(AGGREGATIONS)}")
+
+
+ACCURACY = Metric(
+    "accuracy", "Share of items whose extracted answer is correct.", headline=True, binary=True
+)
+"""The metric of a pack whose grader says right or wrong (the default)."""
+
+
+def check_metrics(metrics: Sequence[Metric], pack: str = "?") -> tuple[Metric, ...]:
+    """Metrics with unique names and exactly one headline, or PackError."""
+    names = [m.name for m in metrics]
+    if not names:
+        raise PackError(f"pack {pack!r} declares no metrics")
+    if len(set(names)) != len(names):
+        raise PackError(f"pack {pack!r} declares a metric twice: {', '.join(names)}")
+    heads = [m.name for m in metrics if m.headline]
+    if len(heads) != 1:
+        raise PackError(f"pack {pack!r} must mark exactly one headline metric, not {heads or 'none'}")
+    return tuple(metrics)
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """How one completion was graded: what was read, whether it counts, and every reward's score."""
+    """How one completion was graded: what was read, whether it counts, every reward's score, and the
+    grader's :class:`Score` in metric terms (None: the pack's default, ``accuracy`` = ``correct``)."""
 
     extracted: str | None
     correct: bool
     format_ok: bool
     scores: dict[str, float | None]
     details: dict[str, Any] = field(default_factory=dict)
+    score: Score | None = None
 
 
 class PackError(ValueError):
     """A pack was asked for something it cannot provide (unknown style, source, …)."""
+
+
+@dataclass(frozen=True)
+class PackPlot:
+    """A picture a pack draws from a folder its own commands wrote.
+
+    ``detect(folder)`` says whether the folder holds the pack's output; ``plan(folder, out, prefix, warn)``
+    returns a :class:`evaluator.methodology.plotting.Plan` (or raises ``NothingToPlotError``).
+    """
+
+    name: str
+    detect: Callable[[Path], bool]
+    plan: Callable[..., Any]
 
 
 class DomainPack(ABC):
@@ -56,6 +134,8 @@ class DomainPack(ABC):
     thinking_styles: tuple[str, ...] = ()
     """Styles meant to think in the model's own thinking mode: a chat template that reads ``enable_thinking``
     (Qwen3) gets ``True`` for these and ``False`` for every other style."""
+    languages: tuple[str, ...] = ("en",)
+    """Languages the pack has system prompts in (``--language``); the first is the default."""
 
     @abstractmethod
     def rubric(self) -> dict[str, Any]:
@@ -85,6 +165,38 @@ class DomainPack(ABC):
     @abstractmethod
     def is_correct(self, extracted: str | None, row: Mapping[str, Any]) -> bool:
         """Compare an extracted answer with the row's gold answer."""
+
+    # ---- declared hooks with defaults ---------------------------------------------------------
+    def metrics(self) -> tuple[Metric, ...]:
+        """The figures reports, CIs, ``compare`` and plots show for this pack (default: accuracy)."""
+        return (ACCURACY,)
+
+    def score_of(self, verdict: Verdict) -> Score:
+        """The grader's :class:`Score` of a verdict: its own when the pack set one, else accuracy = correct."""
+        if verdict.score is not None:
+            return verdict.score
+        return Score(value={"accuracy": 1.0 if verdict.correct else 0.0}, answer=verdict.extracted)
+
+    def gold_from_field(self, value: Any) -> Any:
+        """The gold answer in an answer field of a predictions file (ValueError when it has none)."""
+        return value
+
+    def normalize_answer(self, value: Any) -> Any:
+        """The form two extracted answers are compared in for a majority vote (identity by default)."""
+        return value
+
+    def check_language(self, language: str | None) -> str:
+        """``language``, or the pack's first, checked against the languages it has prompts in."""
+        chosen = language or self.languages[0]
+        if chosen not in self.languages:
+            raise PackError(
+                f"pack {self.name!r} has prompts in {', '.join(self.languages)}, not {chosen!r}"
+            )
+        return chosen
+
+    def plots(self) -> Sequence[PackPlot]:
+        """The pack's own pictures, found by ``evaluator plot`` in folders the pack's commands write."""
+        return ()
 
     # ---- shared behaviour -------------------------------------------------------------------
     @property
