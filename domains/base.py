@@ -152,11 +152,13 @@ class DomainPack(ABC):
         split: str,
         *,
         style: str | None = None,
-        language: str = "en",
+        language: str | None = None,
         limit: int | None = None,
         seed: int = 0,
     ) -> Any:
-        """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``id``, ``style`` and gold columns."""
+        """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``id``, ``style`` and gold columns.
+
+        ``language`` picks the system prompt (None: the pack's first; see :meth:`check_language`)."""
 
     @abstractmethod
     def extract(self, text: str, *, style: str, mode: str = "strict") -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from importlib import import_module
 
@@ -30,6 +31,23 @@ def get_pack(name: str) -> DomainPack:
     module_name, _, cls_name = _PACKS[name].partition(":")
     cls = getattr(import_module(module_name), cls_name)
     return cls()
+
+
+def tokenizer_corpus(limit: int = 400) -> list[str]:
+    """Every registered pack's :meth:`~DomainPack.tokenizer_corpus`, in name order (for the tiny tokenizer)."""
+    texts: list[str] = []
+    for name in pack_names():
+        texts.extend(get_pack(name).tokenizer_corpus(limit))
+    return texts
+
+
+def corpus_fingerprint(texts: list[str]) -> str:
+    """12 hex digits of the corpus: part of the tiny model's cache key, so a new or changed pack rebuilds it."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()[:12]
 
 
 def unregister(name: str) -> None:

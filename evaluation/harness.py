@@ -52,7 +52,7 @@ def evaluate(
     batch_size: int = 16,
     max_new_tokens: int = 256,
     style: str | None = None,
-    language: str = "en",
+    language: str | None = None,
     backend: str = "hf",
     quantize: str | None = None,
     device: str | None = None,
@@ -74,6 +74,7 @@ def evaluate(
     t_start = time.perf_counter()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
     style = pack_obj.check_style(style)
+    language = pack_obj.check_language(language)
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be at least 1, got {limit}")
     check_generation_args(samples, temperature, max_new_tokens, batch_size)

@@ -128,7 +128,7 @@ def differences(golden: Any, new: Any, path: str = "$") -> list[str]:
     if isinstance(golden, list):
         if not isinstance(new, list) or len(new) != len(golden):
             return [f"{path}: list changed length or type"]
-        return [d for i, (g, n) in enumerate(zip(golden, new)) for d in differences(g, n, f"{path}[{i}]")]
+        return [d for i, (g, n) in enumerate(zip(golden, new, strict=True)) for d in differences(g, n, f"{path}[{i}]")]
     return [] if golden == new and type(golden) is type(new) else [f"{path}: {golden!r} -> {new!r}"]
 
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from golden_reports import BUILDERS, GOLDEN, build, differences
 
 

@@ -29,7 +29,7 @@ class TrainConfig:
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
     style: str | None = _f(None, "Prompt style (gsm8k: xml, think-solution, qwen3-think). None = rubric default.")
-    language: str = _f("en", "System prompt language: en or ko.")
+    language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains show`). None = the pack's first.")
     limit: int | None = _f(None, "Use only the first N training rows.")
     output_dir: str = _f("runs/gsm8k", "Where adapters, checkpoints, metrics and summaries go.")
     force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
@@ -133,10 +133,24 @@ def validate(cfg: TrainConfig) -> None:
         )
     if cfg.quantize not in (None, "4bit", "none"):
         raise ConfigError(f"quantize must be 4bit or none, not {cfg.quantize!r}")
-    if cfg.language not in ("en", "ko"):
-        raise ConfigError(f"language must be en or ko, not {cfg.language!r}")
+    _check_pack_fields(cfg)
     if cfg.quantize == "4bit" and not cfg.lora:
         raise ConfigError("4-bit weights cannot be trained directly: keep LoRA on with --quantize 4bit")
+
+
+def _check_pack_fields(cfg: TrainConfig) -> None:
+    """``domain`` names a registered pack and ``language`` is one it has prompts in."""
+    from evaluator.domains.base import PackError
+    from evaluator.domains.registry import get_pack
+
+    try:
+        pack = get_pack(cfg.domain)
+    except PackError as exc:
+        raise ConfigError(f"domain: {exc}") from exc
+    if cfg.language is not None and cfg.language not in pack.languages:
+        raise ConfigError(
+            f"language: pack {cfg.domain!r} has prompts in {', '.join(pack.languages)}, not {cfg.language!r}"
+        )
 
 
 def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:

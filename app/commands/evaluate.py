@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         batch_size: int = typer.Option(16, help="Prompts per generate call."),
         max_new_tokens: int = typer.Option(256, help="Longest completion, in tokens."),
         style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
-        language: str = typer.Option("en", help="System prompt language: en or ko."),
+        language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         backend: str = typer.Option("hf", help="hf (anywhere) or vllm (CUDA with vllm installed)."),
         quantize: str = typer.Option(None, help="4bit or none (default: 4bit on CUDA, none on CPU)."),
         extract: str = typer.Option("strict", help="Which reading fills samples' extracted/correct."),

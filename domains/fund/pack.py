@@ -40,6 +40,7 @@ class FundPack(DomainPack):
     description = "Korean fund evaluation: a methodology rubric, a vectorised rating engine (1등급 best … 5등급), JSON reports."
     styles = ("json",)
     primary_reward = "grade_accuracy"
+    languages = LANGUAGES
 
     def rubric(self) -> dict[str, Any]:
         """The validated fund rubric, the same one ``evaluate_universe`` uses by default."""
@@ -58,7 +59,7 @@ class FundPack(DomainPack):
         split: str,
         *,
         style: str | None = None,
-        language: str = "en",
+        language: str | None = None,
         limit: int | None = None,
         seed: int = 0,
     ) -> Any:
@@ -74,8 +75,7 @@ class FundPack(DomainPack):
         from evaluator.domains.fund.task import load_rows
 
         chosen = self.check_style(style)
-        if language not in LANGUAGES:
-            raise PackError(f"fund prompts are Korean; language must be one of {', '.join(LANGUAGES)}")
+        self.check_language(language)  # the prompts are Korean in either case
         if limit is not None and limit < 1:
             raise PackError(f"limit must be at least 1, got {limit}")
         rows = load_rows(source, split)
@@ -121,7 +121,7 @@ class FundPack(DomainPack):
             "stated_grade": answer.grade("flexible"),
             "problems": list(answer.problems[:5]),
         }
-        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details)
+        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score)
 
     def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
         """Schema-valid rate, exact and within-one-band grade accuracy, mean absolute grade error.
