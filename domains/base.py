@@ -119,6 +119,7 @@ class PackPlot:
     """
 
     name: str
+    description: str
     detect: Callable[[Path], bool]
     plan: Callable[..., Any]
 

@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evaluator.domains.base import DomainPack, PackError, RewardFn, Verdict, completion_text
+from evaluator.domains.base import DomainPack, PackError, PackPlot, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.answer import extract_grade, read_answer
 from evaluator.domains.fund.rewards import build_reward_functions, gold_grade, load_facts
 from evaluator.domains.fund.rubric import default_rubric
@@ -166,6 +166,19 @@ class FundPack(DomainPack):
         if levels:
             return {str(k): str(v) for k, v in levels.items()}
         return dict(builtin_judge_levels())
+
+    def plots(self) -> tuple[PackPlot, ...]:
+        """Grade distribution per 유형 and risk/return of a ``fund evaluate`` batch folder."""
+        from evaluator.domains.fund.plots import looks_like_batch, plan_fund_batch
+
+        return (
+            PackPlot(
+                "fund-batch",
+                "a fund batch (per-fund <code>.json reports, summary.json)",
+                looks_like_batch,
+                plan_fund_batch,
+            ),
+        )
 
     def tokenizer_corpus(self, limit: int = 400) -> list[str]:
         """Prompts and reference answers of a small sample universe (deterministic, under a second)."""
