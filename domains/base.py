@@ -10,6 +10,7 @@ optimises, so a training reward and an evaluation verdict can never disagree.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,14 @@ class PackError(ValueError):
 
 
 @dataclass(frozen=True)
+class RewardSpec:
+    """One row of a rubric's reward table."""
+
+    weight: float
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class PackPlot:
     """A picture a pack draws from a folder its own commands wrote.
 
@@ -206,14 +215,47 @@ class DomainPack(ABC):
     def default_style(self) -> str:
         return str(self.rubric().get("default_style") or self.styles[0])
 
+    def reward_table(self) -> dict[str, RewardSpec]:
+        """The rubric's reward table, typed: it must name exactly the pack's rewards, each with a weight.
+
+        A reward the table forgot would otherwise train at a silent default weight; a name it invents
+        would be a weight nothing reads. Both are refused with the names.
+        """
+        rewards = self.rubric().get("rewards")
+        where = f"pack {self.name!r} rubric"
+        if not isinstance(rewards, Mapping):
+            raise PackError(f"{where} has no 'rewards' table (reward name → weight, description)")
+        expected = list(self.reward_functions())
+        missing = [n for n in expected if n not in rewards]
+        unknown = [str(n) for n in rewards if n not in expected]
+        if missing or unknown:
+            parts = [f"missing {', '.join(missing)}"] if missing else []
+            parts += [f"unknown {', '.join(unknown)}"] if unknown else []
+            raise PackError(
+                f"{where}: the rewards table must name exactly the pack's rewards ({', '.join(expected)}); "
+                + "; ".join(parts)
+            )
+        table: dict[str, RewardSpec] = {}
+        for name, spec in rewards.items():
+            weight = spec.get("weight") if isinstance(spec, Mapping) else None
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+                raise PackError(f"{where}: rewards.{name}.weight must be a number ≥ 0, not {weight!r}")
+            table[str(name)] = RewardSpec(float(weight), str(spec.get("description", "")))
+        return table
+
+    def check_contract(self) -> None:
+        """What the registry checks when it loads a pack: a typed reward table and well-formed metrics."""
+        self.reward_table()
+        check_metrics(self.metrics(), self.name)
+        if not self.languages:
+            raise PackError(f"pack {self.name!r} declares no languages")
+
     def default_weights(self) -> dict[str, float]:
         """Reward weights as the rubric states them (CLI/config may override)."""
-        rewards = self.rubric().get("rewards", {})
-        return {name: float(spec.get("weight", 1.0)) for name, spec in rewards.items()}
+        return {name: spec.weight for name, spec in self.reward_table().items()}
 
     def reward_descriptions(self) -> dict[str, str]:
-        rewards = self.rubric().get("rewards", {})
-        return {name: str(spec.get("description", "")) for name, spec in rewards.items()}
+        return {name: spec.description for name, spec in self.reward_table().items()}
 
     def check_style(self, style: str | None) -> str:
         chosen = style or self.default_style

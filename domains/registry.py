@@ -30,7 +30,9 @@ def get_pack(name: str) -> DomainPack:
         raise PackError(f"unknown domain {name!r}; known domains: {', '.join(pack_names())}")
     module_name, _, cls_name = _PACKS[name].partition(":")
     cls = getattr(import_module(module_name), cls_name)
-    return cls()
+    pack = cls()
+    pack.check_contract()  # a rubric that forgets a reward fails here, not as a silent weight in training
+    return pack
 
 
 def tokenizer_corpus(limit: int = 400) -> list[str]:
