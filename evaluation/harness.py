@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +62,15 @@ def evaluate(
     seed: int = 0,
     generator: Generator | None = None,
     dataset: Any = None,
-) -> dict[str, Any]:
+    on_batch: Callable[[list[int]], None] | None = None,
+    return_samples: bool = False,
+) -> Any:
     """Evaluate ``model`` (or an already loaded ``generator``) on the pack's data; return the report.
 
     ``dataset`` (rows with ``prompt`` and the pack's gold columns) replaces ``pack.dataset(data, split…)``
     when given. With ``out_dir`` the report and samples are written there (a non-empty folder is
-    refused unless ``force``).
+    refused unless ``force``). ``on_batch`` hears the row indices of each finished batch (progress bars);
+    ``return_samples`` returns ``(report, samples)`` for callers that present the graded samples themselves.
     """
     from evaluator.domains.registry import get_pack
 
@@ -107,6 +110,8 @@ def evaluate(
         partial.unlink(missing_ok=True)
 
     def save_partial(indices: list[int], texts: list[list[str]]) -> None:
+        if on_batch is not None:
+            on_batch(indices)
         if partial is None:
             return
         for idx, done in zip(indices, texts, strict=True):
@@ -177,7 +182,7 @@ def evaluate(
         write_report(out / REPORT_NAME, report)
         if partial is not None:
             partial.unlink(missing_ok=True)
-    return report
+    return (report, sample_rows) if return_samples else report
 
 
 def _warnings(samples: int, temperature: float, errors: Mapping[int, str]) -> list[str]:
