@@ -7,6 +7,9 @@ AdamW on CPU); the resolved values are what ``run_config.yaml`` records.
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -85,6 +88,9 @@ def field_help() -> list[tuple[str, str, str]]:
     return out
 
 
+SFT_DEFAULT_LR = 2e-4
+"""SFT's learning rate when neither a flag nor the YAML sets one (GRPO's 5e-6 is far too small for SFT)."""
+
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 """The transformers schedules that need no extra arguments."""
 
@@ -112,9 +118,139 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"unknown config field(s): {', '.join(unknown)}; known fields: {', '.join(sorted(known))}")
-    cfg = TrainConfig(**data)
+    problems = check_types(data)
+    if problems:
+        where = f"{path}: " if path else ""
+        raise ConfigError(where + "; ".join(problems))
+    cfg = TrainConfig(**coerce(data))
     validate(cfg)
     return cfg
+
+
+# Ranges of numeric fields: (lowest, lowest allowed?, highest, highest allowed?); None = unbounded.
+RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
+    "limit": (1, True, None, False),
+    "lora_r": (1, True, None, False),
+    "lora_alpha": (1, True, None, False),
+    "lora_dropout": (0, True, 1, False),
+    "num_generations": (2, True, None, False),
+    "max_completion_length": (1, True, None, False),
+    "learning_rate": (0, False, 1, True),
+    "beta": (0, True, None, False),
+    "epsilon": (0, False, None, False),
+    "epsilon_high": (0, False, None, False),
+    "temperature": (0, False, None, False),
+    "top_p": (0, False, 1, True),
+    "per_device_train_batch_size": (1, True, None, False),
+    "gradient_accumulation_steps": (1, True, None, False),
+    "num_train_epochs": (0, False, None, False),
+    "max_seconds": (0, False, None, False),
+    "seed": (0, True, None, False),
+    "logging_steps": (1, True, None, False),
+    "save_steps": (1, True, None, False),
+    "save_total_limit": (1, True, None, False),
+    "completions_per_log": (0, True, None, False),
+    "max_seq_length": (1, True, None, False),
+}
+
+
+def _kinds(annotation: Any) -> tuple[set[type], bool]:
+    """The plain types a field annotation allows, and whether None is allowed."""
+    args = typing.get_args(annotation)
+    options = args if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
+    kinds = {typing.get_origin(o) or o for o in options if o is not type(None)}
+    return {k for k in kinds if isinstance(k, type)}, type(None) in options
+
+
+def _as_float(value: Any) -> float | None:
+    """A number, or a YAML string such as ``5e-6`` (PyYAML reads exponents without a dot as text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            return None
+        return out if math.isfinite(out) else None
+    return None
+
+
+def _range_text(name: str) -> str:
+    lo, lo_in, hi, hi_in = RANGES[name]
+    parts = [f"{'≥' if lo_in else '>'} {lo:g}"] if lo is not None else []
+    parts += [f"{'≤' if hi_in else '<'} {hi:g}"] if hi is not None else []
+    return " and ".join(parts)
+
+
+def _check_one(name: str, value: Any, annotation: Any) -> str | None:
+    kinds, nullable = _kinds(annotation)
+    if value is None:
+        return None if nullable else f"{name}: must be set (got null)"
+    number: float | None = None
+    if bool in kinds:
+        if not isinstance(value, bool):
+            return f"{name}: expected true or false, got {value!r}"
+        return None
+    if int in kinds and float not in kinds:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{name}: expected a whole number, got {value!r}"
+        number = float(value)
+    elif float in kinds:
+        number = _as_float(value)
+        if number is None:
+            return f"{name}: expected a number, got {value!r}"
+    elif str in kinds:
+        if not isinstance(value, str):
+            return f"{name}: expected text, got {value!r}"
+    elif list in kinds:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"{name}: expected a list of names, got {value!r}"
+    elif dict in kinds:
+        if not isinstance(value, dict):
+            return f"{name}: expected a mapping, got {value!r}"
+        if name == "reward_weights":
+            bad = {k: v for k, v in value.items() if _as_float(v) is None or _as_float(v) < 0}
+            if bad:
+                return f"{name}: weights must be numbers ≥ 0, got {bad!r}"
+    if number is not None and name in RANGES:
+        lo, lo_in, hi, hi_in = RANGES[name]
+        too_low = lo is not None and (number < lo or (number == lo and not lo_in))
+        too_high = hi is not None and (number > hi or (number == hi and not hi_in))
+        if (too_low or too_high) and not (name == "max_steps" and number == -1):
+            return f"{name}: must be {_range_text(name)}, got {value!r}"
+    if name == "max_steps" and number is not None and number != -1 and number < 1:
+        return f"{name}: must be -1 (use epochs) or ≥ 1, got {value!r}"
+    return None
+
+
+def check_types(data: dict[str, Any]) -> list[str]:
+    """One line per config value whose type or range is wrong, each naming its field."""
+    hints = typing.get_type_hints(TrainConfig)
+    problems = [_check_one(k, v, hints[k]) for k, v in data.items() if k in hints]
+    return [p for p in problems if p]
+
+
+def coerce(data: dict[str, Any]) -> dict[str, Any]:
+    """Numeric text in float fields (``learning_rate: 5e-6`` from YAML) as floats; the rest unchanged."""
+    hints = typing.get_type_hints(TrainConfig)
+    out = dict(data)
+    for key, value in data.items():
+        kinds, _ = _kinds(hints.get(key))
+        if float in kinds and isinstance(value, str):
+            out[key] = float(value.strip())
+        elif key == "reward_weights" and isinstance(value, dict):
+            out[key] = {k: float(v) for k, v in value.items()}
+    return out
+
+
+def yaml_keys(path: str | Path | None) -> set[str]:
+    """The fields a YAML config sets (so a command's own defaults apply only to the ones it leaves out)."""
+    if not path:
+        return set()
+    loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return set(loaded) if isinstance(loaded, dict) else set()
 
 
 def validate(cfg: TrainConfig) -> None:
