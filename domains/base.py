@@ -10,6 +10,7 @@ optimises, so a training reward and an evaluation verdict can never disagree.
 
 from __future__ import annotations
 
+import copy
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -205,6 +206,38 @@ class DomainPack(ABC):
                 f"pack {self.name!r} has prompts in {', '.join(self.languages)}, not {chosen!r}"
             )
         return chosen
+
+    metric_options: tuple[str, ...] = ()
+    """Options the pack's metrics take from the command line (e.g. ``bertscore_model``); none by default."""
+
+    def configure_metrics(self, **options: Any) -> DomainPack:
+        """A copy of the pack whose metrics use ``options`` (only names in :attr:`metric_options`)."""
+        given = {k: v for k, v in options.items() if v is not None}
+        unknown = [k for k in given if k not in self.metric_options]
+        if unknown:
+            flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            raise PackError(f"pack {self.name!r} has no metric that takes {flags}")
+        if not given:
+            return self
+        clone = copy.copy(self)
+        clone._metric_config = {**getattr(self, "_metric_config", {}), **given}
+        return clone
+
+    @property
+    def metric_config(self) -> dict[str, Any]:
+        """The options :meth:`configure_metrics` set (empty by default)."""
+        return dict(getattr(self, "_metric_config", {}))
+
+    def complete_metrics(
+        self, rows: Sequence[Mapping[str, Any]], completions: Sequence[str], values: Sequence[dict[str, float]]
+    ) -> list[dict[str, float]]:
+        """Metrics computed over the whole batch at once (a model-based metric: one forward per batch), merged
+        into each completion's per-item ``values``. Default: the values unchanged."""
+        return [dict(v) for v in values]
+
+    def metric_notes(self) -> list[str]:
+        """Notices a report should carry about its metrics (e.g. an optional metric that was skipped)."""
+        return []
 
     def plots(self) -> Sequence[PackPlot]:
         """The pack's own pictures, found by ``evaluator plot`` in folders the pack's commands write."""

@@ -167,7 +167,7 @@ def evaluate(
         "n_generated_tokens": gens.total_tokens,
         "tokens_per_second": round(gens.tokens_per_second, 2) if gens.tokens_per_second else None,
     }
-    warnings = _warnings(samples, temperature, gens.errors)
+    warnings = _warnings(samples, temperature, gens.errors) + pack_obj.metric_notes()
     report = finalize_report(
         summary,
         kind="evaluation",

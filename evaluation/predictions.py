@@ -115,6 +115,7 @@ def score_predictions(
     ]
     if bad:
         warnings.insert(0, f"{len(bad)} line(s) could not be read and were left out; see errors")
+    warnings.extend(pack.metric_notes())
     report = finalize_report(
         summary,
         kind="score",

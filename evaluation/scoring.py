@@ -136,6 +136,7 @@ def score_rows(
             expanded_rows.append(row)
             primary_verdicts.append(primary)
         per_item.append({"id": item_id, "key": item_key(question, gold), "samples": graded})
+    _complete_metrics(pack, expanded_rows, samples)
     summary = summarize(pack, per_item, seed=seed)
     summary.update(metric_summary(metrics, per_item, seed))
     summary.update(
@@ -158,6 +159,17 @@ def _domain_metrics(
 
 def _frac(samples: Sequence[Mapping[str, Any]], field: str) -> float:
     return sum(bool(s[field]) for s in samples) / len(samples) if samples else 0.0
+
+
+def _complete_metrics(pack: DomainPack, rows: Sequence[Mapping[str, Any]], samples: list[dict[str, Any]]) -> None:
+    """Let the pack add its batch-computed metrics to every sample (one call for the whole batch)."""
+    if not samples:
+        return
+    done = pack.complete_metrics(rows, [s["completion"] for s in samples], [s["metrics"] for s in samples])
+    if len(done) != len(samples):
+        raise ValueError(f"pack {pack.name!r} completed {len(done)} metric sets for {len(samples)} samples")
+    for sample, values in zip(samples, done, strict=True):
+        sample["metrics"] = {str(k): float(v) for k, v in values.items()}
 
 
 def metric_summary(metrics: Sequence[Metric], items: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option(None, help="Preset, tiny, hub id or local path."),
         data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
         split: str = typer.Option(None, help="Training split."),
-        style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
+        style: str = typer.Option(None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's)."),
         language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         limit: int = typer.Option(None, help="Use only the first N rows."),
         output_dir: str = typer.Option(None, "--output-dir", "-o", help="Run folder."),
