@@ -11,6 +11,7 @@ from evaluator.domains.base import DomainPack, PackError
 _PACKS: dict[str, str] = {
     "gsm8k": "evaluator.domains.gsm8k.pack:GSM8KPack",
     "fund": "evaluator.domains.fund.pack:FundPack",
+    "ko-grammar": "evaluator.domains.ko_grammar.pack:KoGrammarPack",
 }
 
 
