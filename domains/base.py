@@ -147,6 +147,8 @@ class DomainPack(ABC):
     (Qwen3) gets ``True`` for these and ``False`` for every other style."""
     languages: tuple[str, ...] = ("en",)
     """Languages the pack has system prompts in (``--language``); the first is the default."""
+    data_help: str = ""
+    """What ``--data`` accepts for this pack (shown by ``evaluator domains list``)."""
 
     @abstractmethod
     def rubric(self) -> dict[str, Any]:

@@ -15,6 +15,10 @@ _PACKS: dict[str, str] = {
 }
 
 
+DEFAULT_DOMAIN = "gsm8k"
+"""The pack a run config uses when it names none."""
+
+
 def register(name: str, target: str) -> None:
     """Register a pack by ``"module.path:ClassName"`` (used by plug-ins and tests)."""
     _PACKS[name] = target

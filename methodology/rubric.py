@@ -160,7 +160,7 @@ def _period_problems(rules: list[Any], eligibility: Any) -> list[str]:
             if period not in PERIODS:
                 problems.append(f"{label} name unknown period {period!r}; use one of {', '.join(PERIODS)}")
             elif PERIODS[period] > years:
-                problems.append(f"{label} use the {period} window, which such a fund may not have")
+                problems.append(f"{label} use the {period} window, longer than that history")
         sum_problem = _sum_problem(label, list(rule["weights"].values()))
         if sum_problem:
             problems.append(sum_problem)

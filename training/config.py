@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from evaluator.domains.registry import DEFAULT_DOMAIN
+
 
 def _f(default: Any, help: str) -> Any:
     if isinstance(default, (dict, list)):
@@ -27,14 +29,14 @@ def _f(default: Any, help: str) -> Any:
 class TrainConfig:
     """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
 
-    domain: str = _f("gsm8k", "Domain pack name (`evaluator domains list`).")
+    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`).")
     model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
-    style: str | None = _f(None, "Prompt style (gsm8k: xml, think-solution, qwen3-think). None = rubric default.")
+    style: str | None = _f(None, "Prompt style, one of the pack's (`evaluator domains list`). None = rubric default.")
     language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains show`). None = the pack's first.")
     limit: int | None = _f(None, "Use only the first N training rows.")
-    output_dir: str = _f("runs/gsm8k", "Where adapters, checkpoints, metrics and summaries go.")
+    output_dir: str = _f(f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.")
     force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
     quantize: str | None = _f(None, "`4bit` (NF4, double quant) or `none`. None = 4bit on CUDA, none on CPU.")
     lora: bool = _f(True, "Train a LoRA adapter (False = full fine-tune).")

@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option(..., help="Preset, tiny, hub id or local path."),
         out: Path = typer.Option(..., "--out", "-o", help="Folder for report.json and samples.jsonl."),
         adapter: Path = typer.Option(None, help="LoRA adapter folder (e.g. RUN/final)."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option("test", help="Dataset split."),
         limit: int = typer.Option(None, help="Evaluate only the first N items."),
         samples: int = typer.Option(1, help="Samples per prompt (K); pass@k and maj@k need K > 1."),

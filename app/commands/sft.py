@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     def sft_cmd(
         domain: str = typer.Option(None, help="Domain pack (must have reference solutions)."),
         model: str = typer.Option(None, help="Preset, tiny, tiny-demo, hub id or local path."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option(None, help="Training split."),
         style: str = typer.Option(None, help="Prompt style the solutions are rendered in."),
         language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),

@@ -41,6 +41,7 @@ class FundPack(DomainPack):
     styles = ("json",)
     primary_reward = "grade_accuracy"
     languages = LANGUAGES
+    data_help = "sample[?funds=N&seed=S] or a NAV file"
 
     def rubric(self) -> dict[str, Any]:
         """The validated fund rubric, the same one ``evaluate_universe`` uses by default."""

@@ -49,6 +49,7 @@ class GSM8KPack(DomainPack):
     primary_reward = "correctness"
     thinking_styles = ("qwen3-think",)
     languages = LANGUAGES
+    data_help = "synthetic[:steps=1-3], a hub id, a JSONL file or folder"
 
     def rubric(self) -> dict[str, Any]:
         return copy.deepcopy(load_rubric())

@@ -62,6 +62,7 @@ class KoGrammarPack(DomainPack):
     description = "Korean orthography correction (어문 규범 교정): \"문장\"이/가 옳다. 이유 — EM, ROUGE-1, optional BERTScore."
     styles = ("contest",)
     languages = ("ko",)
+    data_help = "synthetic, or a contest-layout .jsonl/.json file (or a folder with one per split)"
     primary_reward = "exact_match"
     metric_options = ("bertscore_model", "bertscore_num_layers")
 
