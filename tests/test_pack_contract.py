@@ -94,3 +94,26 @@ def test_plot_reads_a_version_1_report_and_draws_declared_metrics(tmp_path: Path
     }}  # fmt: skip
     names = [name for name, _ in measures([v2])]
     assert names[:3] == ["strict accuracy", "flexible accuracy", "rouge1"] and "accuracy" not in names
+
+
+class _NewCorpus(GSM8KPack):
+    name = "newcorpus"
+
+    def tokenizer_corpus(self, limit: int = 400) -> list[str]:
+        return ["새 팩의 말뭉치"]
+
+
+def test_a_new_pack_changes_the_tiny_tokenizer_cache_key() -> None:
+    from evaluator.domains.registry import corpus_fingerprint
+    from evaluator.training.models import tiny_corpus, tiny_dir
+
+    before = tiny_dir("tiny")
+    assert before.name == f"tiny-{corpus_fingerprint(tiny_corpus())}"
+    register("newcorpus", f"{__name__}:_NewCorpus")
+    try:
+        after = tiny_dir("tiny")
+        assert after != before and "새 팩의 말뭉치" in tiny_corpus()
+    finally:
+        unregister("newcorpus")
+    assert tiny_dir("tiny") == before
+    assert corpus_fingerprint(["a", "b"]) != corpus_fingerprint(["ab"])
