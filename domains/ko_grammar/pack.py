@@ -22,6 +22,7 @@ from evaluator.domains.ko_grammar.rewards import build_reward_functions
 from evaluator.domains.ko_grammar.sources import load_items
 
 PACKAGE = "evaluator.domains.ko_grammar"
+CORPUS_ITEMS = 12
 SYSTEM_PROMPT = (
     "당신은 한국어 어문 규범(한글 맞춤법, 표준어 규정, 띄어쓰기, 외래어 표기법) 전문가입니다. "
     "질문의 문장에서 올바른 표기를 고르거나 틀린 부분을 고친 뒤, 반드시 다음 형식으로만 답하세요.\n"
@@ -194,8 +195,12 @@ class KoGrammarPack(DomainPack):
         return str(answer) if answer else None
 
     def tokenizer_corpus(self, limit: int = 400) -> list[str]:
-        """The system prompt, and synthetic questions and answers (offline, deterministic)."""
+        """The system prompt and one item per rule entry's 교정형 question (offline, deterministic).
+
+        Kept small, like the fund pack's: the tiny tokenizer's vocabulary is shared by every pack, and a large
+        Korean corpus would take the merges the other packs' text needs."""
         texts = [SYSTEM_PROMPT]
-        for item in load_items("synthetic", "all")[:limit]:
+        fixes = [it for it in load_items("synthetic", "all") if it.id.endswith("-fix")]
+        for item in sorted(fixes, key=lambda it: it.id)[: min(limit, CORPUS_ITEMS)]:
             texts += [item.question, item.answer]
         return texts
