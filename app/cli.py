@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "plan",
     "plot",
     "demo",
+    "db",
+    "keys",
+    "serve",
 )
 
 app = typer.Typer(

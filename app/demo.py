@@ -69,20 +69,12 @@ QUICK = DemoPlan(
 def run_fund_batch(out: Path, funds: int) -> dict[str, Any]:
     """Grade the synthetic Korean fund universe and write one report per fund plus summaries."""
     from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.engine import evaluate_universe
+    from evaluator.domains.fund.evaluate import evaluate_loaded
     from evaluator.domains.fund.rubric import default_rubric
     from evaluator.domains.fund.sample import sample_universe
 
-    universe = sample_universe(funds=funds, risk_free=0.03)
-    evaluation = evaluate_universe(
-        universe.navs,
-        universe.meta,
-        default_rubric(),
-        benchmark=universe.benchmark,
-        risk_free=universe.risk_free,
-        issues=universe.issues,
-    )
-    evaluation.inputs["sources"] = universe.sources
+    universe = sample_universe(funds=funds, risk_free=0.03, realistic=True)  # 결산 resets, share classes, an MMF
+    evaluation = evaluate_loaded(universe, default_rubric())
     outcome = write_reports(evaluation, out, warnings=universe.warnings)
     import json
 

@@ -1,8 +1,12 @@
 """Fund engine speed: 15,000 funds × 5 years of daily NAV, metrics + grades, against a per-fund empyrical loop.
 
-Run: ``.venv/bin/python benchmarks/fund_engine.py [--funds 15000] [--subset 300]``. The engine time is one
-full ``evaluate_universe`` call (metrics for 1y/3y/5y/10y windows, peer percentiles, scores, grades and the
-per-fund result objects). The comparison is a plain loop over funds calling empyrical-reloaded (plus numpy
+Run: ``.venv/bin/python benchmarks/fund_engine.py [--funds 15000] [--subset 300] [--plain]``. The engine time is
+one full ``evaluate_universe`` call (metrics for 1y/3y/5y/10y windows, peer percentiles, scores, grades and the
+per-fund result objects). By default the universe is shaped like real data: two thirds of the funds settle
+(결산) once a year and carry a 분배금 column (their 기준가격 resets, the engine rebuilds total returns), the
+other third has no distribution column (the reset detector looks at them), and the funds come as share-class
+portfolios of 1–4 classes (grouped in the rating scale). ``--plain`` times the clean universe without
+either, as before. The comparison is a plain loop over funds calling empyrical-reloaded (plus numpy
 for the metrics empyrical lacks: tracking error, MRAR) on a subset, scaled to the whole universe; both are
 measured in this one run, and the script checks that the two agree.
 """
@@ -17,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.engine import evaluate_universe
+from evaluator.domains.fund.total_return import Adjustments
 
 TYPES = ("국내주식형", "해외주식형", "채권형", "해외채권형", "혼합형")
 VOLS = (0.18, 0.15, 0.03, 0.05, 0.09)
@@ -42,6 +47,40 @@ def build_universe(funds: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFram
     meta = pd.DataFrame({"type": np.asarray(TYPES)[kinds], "set_amount": 1e11}, index=navs.columns)
     bench = pd.DataFrame(1000.0 * np.cumprod(1 + bench_ret, axis=0), index=dates, columns=list(TYPES))
     return navs, meta, bench
+
+
+def settle(levels: pd.DataFrame, share: float = 2 / 3, seed: int = 1) -> tuple[pd.DataFrame, Adjustments]:
+    """Yearly 결산 for ``share`` of the funds (five 결산 dates, one per group): the gain above 1,000 is paid,
+    ``NAV_t = NAV_{t−1}·L_t/L_{t−1} − D_t``; returns the paid NAVs and their 분배금 table."""
+    rng = np.random.default_rng(seed)
+    lv = levels.to_numpy()
+    nav = lv.copy()
+    funds = lv.shape[1]
+    settling = np.flatnonzero(rng.random(funds) < share)
+    group = rng.integers(0, 5, settling.size)
+    dist = np.zeros((lv.shape[0], settling.size))
+    for g in range(5):
+        cols = settling[group == g]
+        for e in range(60 + 40 * g, lv.shape[0], 252):
+            paid = nav[e - 1, cols]
+            d = np.maximum(paid - 1000.0, 0.0)
+            nav_e = paid * lv[e, cols] / lv[e - 1, cols] - d
+            nav[e:, cols] = lv[e:, cols] * (nav_e / lv[e, cols])
+            dist[e, group == g] = d
+    table = pd.DataFrame(dist, index=levels.index, columns=levels.columns[settling])
+    return pd.DataFrame(nav, index=levels.index, columns=levels.columns), Adjustments(distribution=table)
+
+
+def share_classes(codes: pd.Index, seed: int = 2) -> np.ndarray:
+    """Portfolio code per fund: consecutive funds grouped into portfolios of 1–4 classes."""
+    rng = np.random.default_rng(seed)
+    family = np.empty(len(codes), dtype=object)
+    i = 0
+    while i < len(codes):
+        k = int(rng.integers(1, 5))
+        family[i : i + k] = codes[i]
+        i += k
+    return family
 
 
 def empyrical_loop(
@@ -88,23 +127,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--funds", type=int, default=15000)
     parser.add_argument("--subset", type=int, default=300, help="funds in the per-fund empyrical loop")
+    parser.add_argument("--plain", action="store_true", help="no 결산 adjustment, no share classes")
     args = parser.parse_args()
     rf = 0.03
 
-    navs, meta, bench = build_universe(args.funds)
-    small = navs.iloc[:, :50]
+    levels, meta, bench = build_universe(args.funds)
+    navs, adjustments = levels, None
+    if not args.plain:
+        navs, adjustments = settle(levels)
+        meta["family_code"] = share_classes(meta.index)
+    small = navs.columns[:50]
     evaluate_universe(
-        small, meta.loc[small.columns], benchmark=bench, risk_free=rf
+        navs[small], meta.loc[small], benchmark=bench, risk_free=rf, adjustments=adjustments
     )  # imports and first calls
 
     t0 = time.perf_counter()
-    evaluation = evaluate_universe(navs, meta, benchmark=bench, risk_free=rf)
+    evaluation = evaluate_universe(navs, meta, benchmark=bench, risk_free=rf, adjustments=adjustments)
     engine_s = time.perf_counter() - t0
     graded = sum(f.grade is not None for f in evaluation.funds)
+    basis = pd.Series([f.return_basis for f in evaluation.funds]).value_counts().to_dict()
+    flagged = sum(bool(f.reason_codes) for f in evaluation.funds)
 
     subset = navs.columns[: args.subset]
     t0 = time.perf_counter()
-    loop = empyrical_loop(navs[subset], meta.loc[subset], bench, rf)
+    loop = empyrical_loop(levels[subset], meta.loc[subset], bench, rf)  # on the true total-return levels
     loop_s = time.perf_counter() - t0
     per_fund_loop = loop_s / len(subset)
     speedup = per_fund_loop * args.funds / engine_s
@@ -115,6 +161,12 @@ def main() -> None:
         got = evaluation.fund(code).metrics[period]
         for metric, value in want.items():
             worst = max(worst, abs(got[metric] - value) / max(abs(value), 1e-12))
+    setup = (
+        "plain"
+        if args.plain
+        else f"결산 adjustment {basis}, reset detector flagged {flagged}, share classes grouped"
+    )
+    print(f"setup: {setup}")
     print(
         f"engine: {args.funds} funds x {len(navs)} days, metrics + grades in {engine_s:.2f} s ({graded} graded)"
     )

@@ -1,9 +1,9 @@
-"""Read a methodology PDF (as rendered by :mod:`pdf_render`) back into a rubric, with pdfplumber.
+"""Read a methodology PDF into a rubric, with pdfplumber: the project's own layout exactly, any firm's by lexicon.
 
-Tables are found by their header rows (a table split over pages is joined back), every value is read
-from table cells, and the result is validated. A PDF with no text layer, without a required table, or
-describing an invalid rubric (weights that do not add up, …) raises :class:`IngestError` with one
-message naming what is missing or wrong.
+A PDF written by :mod:`pdf_render` is recognised by its document table and read back exactly (round trip).
+Any other PDF goes through :mod:`ingest_firm` (header synonyms, merged cells, split tables, prose rules).
+Either way every value keeps its provenance, an analyst's partial JSON (``fill``) may complete the draft,
+and anything missing, ambiguous or invalid raises :class:`IngestError` with one message listing it all.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ import pdfplumber
 from pdfminer.pdfparser import PDFSyntaxError
 
 from evaluator.methodology import pdf_layout as L
+from evaluator.methodology.ingest_findings import Findings, IngestError
+from evaluator.methodology.ingest_firm import read_firm_pdf
+from evaluator.methodology.ingest_text import unreadable_share
 from evaluator.methodology.rubric import rubric_problems
 
+__all__ = ["IngestError", "ingest_pdf", "ingest_with_report"]
 
-class IngestError(ValueError):
-    """The PDF cannot become a rubric; the message says exactly why."""
-
-
+UNREADABLE_LIMIT = 0.3
 Rows = list[list[str]]
 
 
@@ -33,14 +34,12 @@ def _cell(text: str | None, compact: bool = False) -> str:
     return ("" if compact else " ").join((text or "").split())
 
 
-def _collect_tables(pdf: pdfplumber.PDF) -> tuple[dict[tuple[str, ...], Rows], bool]:
-    """Known tables by header (continuations merged) and whether any page had text."""
+def _collect_tables(pdf: pdfplumber.PDF) -> tuple[dict[tuple[str, ...], Rows], dict[tuple[str, ...], int]]:
+    """The project's own tables by header (continuations merged), and the page each starts on."""
     wanted = {L.header_key(h): h for h in L.TABLE_NAMES}
     tables: dict[tuple[str, ...], Rows] = {}
-    has_text = False
-    for page in pdf.pages:
-        if page.chars:
-            has_text = True
+    pages: dict[tuple[str, ...], int] = {}
+    for pno, page in enumerate(pdf.pages, 1):
         for raw in page.extract_tables():
             if not raw:
                 continue
@@ -51,7 +50,8 @@ def _collect_tables(pdf: pdfplumber.PDF) -> tuple[dict[tuple[str, ...], Rows], b
                 width = len(key)
                 rows = ([_cell(c, i in compact) for i, c in enumerate(row)] + [""] * width for row in raw[1:])
                 tables.setdefault(table, []).extend(row[:width] for row in rows if any(row))
-    return tables, has_text
+                pages.setdefault(table, pno)
+    return tables, pages
 
 
 def _num(text: str, where: str) -> int | float:
@@ -113,7 +113,11 @@ def _qualitative(rows: Rows, weight: str | None) -> dict[str, Any]:
         cw = _num(w, f"qualitative table, weight of {cid!r}")
         if not criteria or criteria[-1]["id"] != cid:
             criteria.append({"id": cid, "name": name, "weight": cw, "levels": {}})
-        criteria[-1]["levels"][level] = text
+        if level != L.NO_LEVEL:
+            criteria[-1]["levels"][level] = text
+    for crit in criteria:
+        if not crit["levels"]:
+            del crit["levels"]
     return {"weight": _num(weight, "document table, 정성평가 비중"), "criteria": criteria}
 
 
@@ -158,6 +162,13 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
         for k in L.ELIGIBILITY_KEYS
         if k in elig
     }
+    if L.OVERRIDE_TABLE in tables:
+        by_label = {label: key for key, label in L.ELIGIBILITY_KEYS.items()}
+        overrides: dict[str, dict[str, Any]] = {}
+        for group, label, value in (row[:3] for row in tables[L.OVERRIDE_TABLE]):
+            key = by_label.get(label, label)
+            overrides.setdefault(group, {})[key] = _num(value, f"per-유형 eligibility table, {group} {label}")
+        rubric["eligibility"]["overrides"] = overrides
     rubric["period_weights"] = _period_weights(tables[L.PERIOD_TABLE])
     rubric["criteria"] = _criteria(tables[L.CRITERIA_TABLE])
     if L.QUALITATIVE_TABLE in tables:
@@ -173,23 +184,109 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
     return rubric
 
 
-def ingest_pdf(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a methodology PDF into a validated rubric."""
+def _exact(tables: dict[tuple[str, ...], Rows], pages: dict[tuple[str, ...], int], f: Findings) -> dict[str, Any]:
+    f.layout = "evaluator"
+    rubric = rubric_from_tables(tables, f.source)
+    where = {
+        "name": L.DOC_TABLE, "version": L.DOC_TABLE, "peer_groups": L.PEER_TABLE, "eligibility": L.ELIGIBILITY_TABLE,
+        "period_weights": L.PERIOD_TABLE, "criteria": L.CRITERIA_TABLE, "qualitative": L.QUALITATIVE_TABLE,
+        "grade_bands": L.BANDS_TABLE, "rewards": L.REWARDS_TABLE,
+    }
+    for key, table in where.items():
+        if key in rubric:
+            f.found(key, rubric[key], pages.get(table), L.TABLE_NAMES[table], "")
+    f.tables = [{"name": L.TABLE_NAMES[t], "pages": [pages[t]], "header": list(t), "rows": len(r), "role": None}
+                for t, r in tables.items()]
+    return rubric
+
+
+def _open(p: Path, f: Findings) -> dict[str, Any]:
+    with pdfplumber.open(p) as pdf:
+        f.pages = len(pdf.pages)
+        text = "\n".join(page.extract_text() or "" for page in pdf.pages)
+        if not any(page.chars for page in pdf.pages):
+            raise IngestError(
+                f"{p} has no text layer (it looks like a scanned image); export the methodology as a text PDF, "
+                "e.g. with `evaluator methodology render`"
+            )
+        share = unreadable_share(text)
+        if share > UNREADABLE_LIMIT:
+            raise IngestError(
+                f"the PDF's text layer is unreadable: {share:.0%} of {p.name}'s characters are font codes "
+                "such as (cid:123) or symbols with no Unicode meaning (its fonts carry no ToUnicode map, as some "
+                "HWP exports do). Nothing was guessed; export the document again with Unicode fonts (e.g. "
+                "'PDF로 저장' with fonts embedded) or run OCR first"
+            )
+        if share > 0.05:
+            f.notes.append(f"{share:.0%} of the text layer is unreadable font codes; values there cannot be read")
+        tables, pages = _collect_tables(pdf)
+        if L.DOC_TABLE in tables and L.CRITERIA_TABLE in tables:
+            return _exact(tables, pages, f)
+        try:
+            return read_firm_pdf(pdf, f)
+        except IngestError:
+            raise
+        except (IndexError, KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
+            # a layout this reader has never met must still end in a clear refusal, not a traceback
+            raise IngestError(
+                f"{p.name} uses a layout the reader could not follow ({type(exc).__name__}: {exc}); nothing was "
+                "guessed. Use --draft/--fill to supply the rubric, and please report the document's layout"
+            ) from exc
+
+
+def _merge(base: Any, fill: Any) -> Any:
+    if isinstance(base, dict) and isinstance(fill, dict):
+        out = dict(base)
+        for k, v in fill.items():
+            out[k] = _merge(base.get(k), v) if k in base else v
+        return out
+    return fill
+
+
+def _filled(fill: dict[str, Any], field: str) -> bool:
+    """Whether the analyst's partial JSON supplies the part a problem is about."""
+    path = re.split(r"[.\[ ]", field)
+    node: Any = fill
+    for part in path[:2] if path[0] == "eligibility" else path[:1]:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def ingest_with_report(
+    path: str | os.PathLike[str], fill: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(rubric, report) for a methodology PDF; :class:`IngestError` carries the draft and report on failure."""
     p = Path(path)
     if not p.is_file():
         raise IngestError(f"{p} does not exist")
+    f = Findings(str(p))
     try:
-        with pdfplumber.open(p) as pdf:
-            tables, has_text = _collect_tables(pdf)
+        draft = _open(p, f)
+    except IngestError as exc:
+        own_layout = f.layout == "evaluator"  # the project's own tables, read, but describing an invalid rubric
+        f.problem("invalid" if own_layout else "unreadable", "document", str(exc))
+        raise IngestError(str(exc), None, f.report("incomplete" if own_layout else "refused")) from None
     except (PDFSyntaxError, ValueError, KeyError, TypeError) as exc:
         raise IngestError(f"{p} is not a readable PDF ({type(exc).__name__}: {exc})") from exc
     except Exception as exc:  # pdfminer raises many unrelated types for a broken file
         if type(exc).__module__.startswith(("pdfminer", "pdfplumber")):
             raise IngestError(f"{p} is not a readable PDF ({type(exc).__name__}: {exc})") from exc
         raise
-    if not has_text:
-        raise IngestError(
-            f"{p} has no text layer (it looks like a scanned image); export the methodology as a text PDF, "
-            "e.g. with `evaluator methodology render`"
-        )
-    return rubric_from_tables(tables, str(p))
+    if fill:
+        f.problems = [pr for pr in f.problems if not _filled(fill, pr["field"])]
+        draft = _merge(draft, fill)
+        for key in fill:
+            f.found(key, fill[key], None, "the analyst's --fill JSON", "")
+    if not f.problems:
+        for problem in rubric_problems(draft):
+            f.problem("invalid", "rubric", problem)
+    if f.problems:
+        raise IngestError(f.message(), draft, f.report("incomplete"))
+    return draft, f.report("ok")
+
+
+def ingest_pdf(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a methodology PDF into a validated rubric."""
+    return ingest_with_report(path)[0]

@@ -2,19 +2,25 @@
 
 Every rubric value lives in a table cell (pdfplumber reads table cells exactly; wrapped prose it does
 not), and each table is recognised by its header row. Prose in the PDF is generated from the rubric and
-only explains it; ingest never reads prose.
+only explains it; reading this layout back never reads prose. (A firm's own layout is read by
+:mod:`ingest_firm` instead.)
 """
 
 from __future__ import annotations
 
 import re
 
-FONT = "HYSMyeongJo-Medium"
-"""reportlab's built-in CID font for Korean: no font file needed, and pdfplumber extracts it as Unicode."""
+FONT = "NanumGothic"
+"""The Hangul TrueType font embedded (as a subset) in every rendered methodology, so it looks the same on a
+machine without Korean fonts; the file ships with the ``koreanize-matplotlib`` package."""
+FONT_FILE = "NanumGothic.ttf"
+NO_LEVEL = "-"
+"""Level cell of a qualitative criterion whose 1–5 scale has no descriptions."""
 
 DOC_TABLE = ("문서 항목", "내용")
 ELIGIBILITY_TABLE = ("평가 대상 기준", "기준값")
 PEER_TABLE = ("순번", "동류그룹(유형)")
+OVERRIDE_TABLE = ("유형", "유형별 평가 대상 기준", "기준값")
 PERIOD_TABLE = ("최소 운용기간(년)", "평가 기간", "기간 가중치(%)")
 CRITERIA_TABLE = ("평가항목 ID", "평가항목", "항목 가중치(%)", "지표", "지표명", "지표 가중치(%)")
 QUALITATIVE_TABLE = ("정성항목 ID", "정성항목", "정성항목 가중치(%)", "점수", "수준 설명")
@@ -39,6 +45,7 @@ TABLE_NAMES = {
     DOC_TABLE: "the document table (문서 항목 | 내용)",
     ELIGIBILITY_TABLE: "the eligibility table (평가 대상 기준 | 기준값)",
     PEER_TABLE: "the peer-group table (순번 | 동류그룹(유형))",
+    OVERRIDE_TABLE: "the per-유형 eligibility table (유형 | 유형별 평가 대상 기준 | 기준값)",
     PERIOD_TABLE: "the period-weight table (최소 운용기간(년) | 평가 기간 | 기간 가중치(%))",
     CRITERIA_TABLE: "the criteria/weights table (평가항목 ID | 평가항목 | 항목 가중치(%) | 지표 | 지표명 | 지표 가중치(%))",
     QUALITATIVE_TABLE: "the qualitative table (정성항목 ID | … | 수준 설명)",
@@ -49,6 +56,7 @@ COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
     DOC_TABLE: frozenset(),
     ELIGIBILITY_TABLE: frozenset({1}),
     PEER_TABLE: frozenset({0}),
+    OVERRIDE_TABLE: frozenset({2}),
     PERIOD_TABLE: frozenset({0, 2}),
     CRITERIA_TABLE: frozenset({0, 2, 3, 5}),
     QUALITATIVE_TABLE: frozenset({0, 2, 3}),

@@ -1,14 +1,17 @@
 """Render a rubric as a Korean methodology PDF: explanatory text, then every value in a table.
 
 The PDF is what analysts circulate and sign off; :mod:`evaluator.methodology.pdf_ingest` reads it back to
-the identical rubric. Fonts: reportlab's built-in CID font, so no font file is needed.
+the identical rubric. Font: a subset of NanumGothic (from the ``koreanize-matplotlib`` package) is embedded,
+so the Korean text shows on machines without Korean fonts (a reportlab CID font is not embedded).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -17,7 +20,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfmetrics
-from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
 
 from evaluator.methodology import pdf_layout as L
@@ -38,10 +41,22 @@ METRIC_DEFINITIONS = (
 )
 
 
+def font_path() -> Path:
+    """NanumGothic.ttf inside the installed ``koreanize-matplotlib`` (found without importing it, which would
+    reconfigure matplotlib)."""
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the koreanize-matplotlib package (which ships the NanumGothic font) is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / "fonts" / L.FONT_FILE
+    if not path.is_file():
+        raise RuntimeError(f"{path} is missing; reinstall koreanize-matplotlib")
+    return path
+
+
 def _style(name: str) -> ParagraphStyle:
     if not _STYLES:
         if L.FONT not in pdfmetrics.getRegisteredFontNames():
-            pdfmetrics.registerFont(UnicodeCIDFont(L.FONT))
+            pdfmetrics.registerFont(TTFont(L.FONT, str(font_path())))
         _STYLES["title"] = ParagraphStyle("title", fontName=L.FONT, fontSize=16, leading=22, spaceAfter=8)
         _STYLES["h"] = ParagraphStyle(
             "h", fontName=L.FONT, fontSize=12, leading=17, spaceBefore=10, spaceAfter=4
@@ -133,6 +148,24 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
         _table(
             L.ELIGIBILITY_TABLE, [[L.ELIGIBILITY_KEYS[k], _n(elig[k])] for k in L.ELIGIBILITY_KEYS], (80, 90)
         ),
+    ]
+    overrides = elig.get("overrides") or {}
+    if overrides:
+        story += [
+            _p(
+                "다만 아래 유형은 해당 기준을 아래 표의 값으로 대신한다: "
+                + ", ".join(
+                    f"{g} {L.ELIGIBILITY_KEYS[k]} {_n(v)}" for g, rules in overrides.items() for k, v in rules.items()
+                )
+                + "."
+            ),
+            _table(
+                L.OVERRIDE_TABLE,
+                [[g, L.ELIGIBILITY_KEYS[k], _n(v)] for g, rules in overrides.items() for k, v in rules.items()],
+                (45, 80, 45),
+            ),
+        ]
+    story += [
         _p("3. 동류그룹", "h"),
         _p("펀드는 유형별 동류그룹 안에서만 비교한다. 아래 표에 없는 유형의 펀드는 평가하지 않는다."),
         _table(L.PEER_TABLE, [[str(i), g] for i, g in enumerate(r["peer_groups"], 1)], (20, 150)),
@@ -195,7 +228,7 @@ def _criteria_section(r: Mapping[str, Any]) -> list[Any]:
                 [
                     [c["id"], c["name"], _n(c["weight"]), lv, text]
                     for c in qual["criteria"]
-                    for lv, text in c["levels"].items()
+                    for lv, text in (c.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
                 ],
                 (25, 25, 22, 12, 86),
             ),
@@ -238,10 +271,33 @@ def _bands_and_rewards(r: Mapping[str, Any]) -> list[Any]:
     return story
 
 
+def _strings(doc: Any) -> list[str]:
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, Mapping):
+        return [s for k, v in doc.items() for s in _strings(k) + _strings(v)]
+    if isinstance(doc, list):
+        return [s for v in doc for s in _strings(v)]
+    return []
+
+
+def _missing_glyphs(rubric: Mapping[str, Any]) -> list[str]:
+    """Characters the embedded font cannot draw (they would print as empty boxes)."""
+    _style("p")
+    glyphs = pdfmetrics.getFont(L.FONT).face.charToGlyph
+    return sorted({ch for text in _strings(rubric) for ch in text if not ch.isspace() and ord(ch) not in glyphs})
+
+
 def render_pdf_bytes(rubric: Mapping[str, Any], *, validate: bool = True) -> bytes:
     """The methodology PDF for ``rubric`` as bytes (``validate=False`` renders even a broken rubric)."""
     if validate:
         validate_rubric(rubric)
+    missing = _missing_glyphs(rubric)
+    if missing:
+        raise ValueError(
+            f"the embedded font ({L.FONT}) has no glyph for {' '.join(missing)}; the PDF would show empty boxes "
+            "there, so replace those characters in the rubric"
+        )
     buf = io.BytesIO()
     doc = SimpleDocTemplate(
         buf,

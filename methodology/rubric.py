@@ -68,6 +68,11 @@ def rubric_schema() -> dict[str, Any]:
     return load_schema(SCHEMA_PACKAGE, SCHEMA_FILE)
 
 
+def rubric_domain() -> str:
+    """The domain every rubric of this schema declares (the schema's ``domain`` constant)."""
+    return str(rubric_schema()["properties"]["domain"]["const"])
+
+
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -174,6 +179,55 @@ def _period_problems(rules: list[Any], eligibility: Any) -> list[str]:
             f"no period weights for funds with {_fmt(min_history)} to {_fmt(min(minimums))} years of history, "
             f"although eligibility admits funds from {_fmt(min_history)} years"
         )
+    overrides = eligibility.get("overrides") if isinstance(eligibility, Mapping) else None
+    for group, rules in (overrides or {}).items() if isinstance(overrides, Mapping) else ():
+        years = rules.get("min_history_years") if isinstance(rules, Mapping) else None
+        if minimums and isinstance(years, (int, float)) and not isinstance(years, bool) and min(minimums) > years:
+            problems.append(
+                f"the eligibility override for 유형 {group!r} admits funds from {_fmt(years)} years of history, "
+                f"but the first period-weight rule starts at {_fmt(min(minimums))} years, so such a fund "
+                "would have no period weights"
+            )
+    return problems
+
+
+OVERRIDABLE = {"min_history_years": "최소 운용기간(년)", "min_set_amount_krw": "최소 설정액(원)"}
+"""Eligibility thresholds that may differ by 유형 (the peer-group size rule is one rule for every group)."""
+
+
+def _override_problems(eligibility: Any, peer_groups: Any) -> list[str]:
+    """Per-유형 eligibility overrides, each problem in words an analyst can act on."""
+    if not isinstance(eligibility, Mapping) or not isinstance(eligibility.get("overrides"), Mapping):
+        return []
+    groups = [g for g in peer_groups if isinstance(g, str)] if isinstance(peer_groups, list) else []
+    problems: list[str] = []
+    for group, rules in eligibility["overrides"].items():
+        label = f"the eligibility override for 유형 {group!r}"
+        if group not in groups:
+            close = difflib.get_close_matches(group, groups, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            problems.append(
+                f"{label} names a 유형 that is not one of the peer groups ({', '.join(groups)}), so it would "
+                f"never apply.{hint}"
+            )
+        if not isinstance(rules, Mapping):
+            continue
+        if not rules:
+            problems.append(f"{label} sets no threshold; remove it or set {' or '.join(OVERRIDABLE)}")
+        for key, value in rules.items():
+            if key == "min_peer_group_size":
+                problems.append(
+                    f"{label} sets min_peer_group_size, but the minimum number of funds is one rule for every "
+                    f"peer group; only {' and '.join(OVERRIDABLE)} can differ by 유형"
+                )
+            elif key not in OVERRIDABLE:
+                problems.append(
+                    f"{label} sets {key!r}, which is not an eligibility threshold; use {' or '.join(OVERRIDABLE)}"
+                )
+            elif key in eligibility and value == eligibility[key]:
+                problems.append(
+                    f"{label} sets {key} to {value!r}, the same as the general rule; remove it or change it"
+                )
     return problems
 
 
@@ -205,7 +259,7 @@ def _qualitative_problems(qual: Any) -> list[str]:
         cid = str(crit.get("id"))
         ids.append(cid)
         levels = crit.get("levels")
-        if isinstance(levels, Mapping):
+        if isinstance(levels, Mapping) and levels:
             missing = [lv for lv in QUALITATIVE_LEVELS if lv not in levels]
             if missing:
                 problems.append(
@@ -230,6 +284,7 @@ def rubric_problems(doc: Any) -> list[str]:
         problems += _metric_problems(doc["criteria"])
     if isinstance(doc.get("period_weights"), list):
         problems += _period_problems(doc["period_weights"], doc.get("eligibility"))
+    problems += _override_problems(doc.get("eligibility"), doc.get("peer_groups"))
     if isinstance(doc.get("grade_bands"), list):
         problems += _band_problems(doc["grade_bands"])
     problems += _qualitative_problems(doc.get("qualitative"))
@@ -271,3 +326,11 @@ def scored_metrics(rubric: Mapping[str, Any]) -> list[str]:
     """Metrics that some criterion scores, in vocabulary order."""
     used = {m["metric"] for c in rubric["criteria"] for m in c["metrics"]}
     return [m for m in METRICS if m in used]
+
+
+def eligibility_for(rubric: Mapping[str, Any], group: str | None) -> dict[str, float]:
+    """The eligibility thresholds for funds of 유형 ``group``: the general rule with that 유형's overrides."""
+    rules = rubric["eligibility"]
+    out = {key: float(rules[key]) for key in OVERRIDABLE}
+    out.update({k: float(v) for k, v in (rules.get("overrides") or {}).get(group, {}).items() if k in OVERRIDABLE})
+    return out

@@ -50,7 +50,7 @@ def test_sample_batch_reports_validate_and_show_broken_funds(sample_dir: Path) -
         assert schema_problems(doc, report_schema()) == [], name
         assert name == f"{doc['fund_code']}.json"
         assert doc["summary_ko"]
-    broken = generate_sample(funds=150).broken
+    broken = generate_sample(funds=150, realistic=True).broken
     by_code = {d["fund_code"]: d for d in reports.values()}
     for kind in ("duplicate_date", "negative_nav", "missing_nav_gap", "unsorted_dates"):
         assert by_code[broken[kind]]["status"] == "error", kind
@@ -101,13 +101,36 @@ def test_generated_file_round_trips_through_the_cli(tmp_path: Path) -> None:
     assert len(reports) == 40 and all(d["as_of"] == "2025-05-30" for d in reports.values())
     assert all(schema_problems(d, report_schema()) == [] for d in reports.values())
     # the same universe evaluated in memory gives the same grades
-    sample = generate_sample(funds=40, years=4)
-    from evaluator.domains.fund.loaders import benchmark_from_table, navs_from_frame, series_from_frame
+    sample = generate_sample(funds=40, years=4, realistic=True)
+    from evaluator.domains.fund.loaders import benchmark_from_table, read_navs_frame, series_from_frame
 
-    navs, issues, meta, _, _ = navs_from_frame(sample.rows)
+    navs, issues, meta, _, _, adjustments = read_navs_frame(sample.rows)
     bench_levels = benchmark_from_table(series_from_frame(sample.benchmark, "b"))
-    ev = evaluate_universe(navs, meta, benchmark=bench_levels, as_of="2025-05-30", issues=issues)
+    ev = evaluate_universe(
+        navs, meta, benchmark=bench_levels, as_of="2025-05-30", issues=issues, adjustments=adjustments
+    )
     assert {f.fund_code: f.grade for f in ev.funds} == {d["fund_code"]: d["grade"] for d in reports.values()}
+    assert {d["return_basis"] for d in reports.values()} >= {"distribution", "raw"}
+    unadjusted = [c for c, how in sample.settling.items() if how == "none"]
+    by_code = {d["fund_code"]: d for d in reports.values()}
+    assert unadjusted and all(by_code[c]["reason_codes"] == ["unadjusted_distribution"] for c in unadjusted)
+    allowed = tmp_path / "allowed"
+    result = _run(
+        "fund",
+        "evaluate",
+        str(data),
+        "--benchmark",
+        str(bench),
+        "--as-of",
+        "2025-05-30",
+        "--allow-unadjusted",
+        "--out",
+        str(allowed),
+    )
+    assert result.exit_code == 0, result.output
+    for c in unadjusted:
+        doc = json.loads((allowed / f"{c}.json").read_text(encoding="utf-8"))
+        assert doc["status"] == "ok" and any("--allow-unadjusted" in w for w in doc["warnings"])
 
 
 def test_missing_column_is_one_clear_error_and_writes_nothing(tmp_path: Path) -> None:

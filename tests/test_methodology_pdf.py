@@ -90,7 +90,9 @@ def test_pdf_without_criteria_table(tmp_path: Path) -> None:
     with pytest.raises(IngestError) as exc:
         ingest_pdf(path)
     message = str(exc.value)
-    assert "criteria/weights table" in message and "grade-band table" in message
+    assert "[missing] criteria: no criteria with weights found" in message
+    assert "[missing] grade_bands" in message and "[missing] peer_groups" in message
+    assert "[missing] eligibility.min_set_amount_krw" in message and "looked in:" in message
 
 
 def test_pdf_whose_weights_do_not_add_up(tmp_path: Path) -> None:

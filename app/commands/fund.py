@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from evaluator.app.commands.db import prepare_store, store_report_folder
 from evaluator.app.console import console, err_console, fail
 
 fund_app = typer.Typer(
@@ -54,7 +55,9 @@ def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
 
 @fund_app.command("evaluate")
 def evaluate(
-    data: Path | None = typer.Argument(None, help="NAV data: long or wide CSV (utf-8 / cp949) or Parquet."),
+    data: Path | None = typer.Argument(
+        None, help="NAV data: long or wide CSV (utf-8 / cp949), Excel (.xlsx / .xls) or Parquet."
+    ),
     out: Path = typer.Option(
         ..., "--out", "-o", help="Folder for <fund_code>.json reports and the summaries."
     ),
@@ -73,6 +76,19 @@ def evaluate(
     as_of: str | None = typer.Option(
         None, "--as-of", help="Evaluation date YYYY-MM-DD (default: the last date)."
     ),
+    sheet: str | None = typer.Option(
+        None,
+        "--sheet",
+        help="Excel sheet of DATA (name or 1-based number; default: the first with a header).",
+    ),
+    calendar: Path | None = typer.Option(
+        None, "--calendar", help="Market dates file (a date column); default: the benchmark's dates."
+    ),
+    allow_unadjusted: bool = typer.Option(
+        False,
+        "--allow-unadjusted",
+        help="Grade funds whose 기준가격 shows unadjusted 결산 resets anyway (with a warning).",
+    ),
     sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
     sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
     force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
@@ -88,6 +104,9 @@ def evaluate(
     backend: str = typer.Option("hf", "--backend", help="Generation backend for --model: hf or vllm."),
     batch_size: int = typer.Option(8, "--batch-size", help="Prompts per generate call for --model."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Longest model answer, in tokens."),
+    db: str | None = typer.Option(
+        None, "--db", help="Also store the batch in this database (sqlite:///PATH, postgresql+psycopg://…); default EVALUATOR_DB."
+    ),
 ) -> None:
     """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv.
 
@@ -99,10 +118,25 @@ def evaluate(
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
+    db_url = prepare_store(db)
     _check_out_dir(out, force)
+    inputs = {"sheet": sheet, "calendar": calendar, "allow_unadjusted": allow_unadjusted}
     _run_evaluate(
-        data, out, meta, benchmark, risk_free, rubric, as_of, sample, sample_funds, force, model_options
+        data,
+        out,
+        meta,
+        benchmark,
+        risk_free,
+        rubric,
+        as_of,
+        sample,
+        sample_funds,
+        force,
+        model_options,
+        inputs,
     )
+    if db_url is not None:
+        store_report_folder(db_url, out, source="evaluate")
 
 
 def _model_options(
@@ -195,12 +229,14 @@ def _run_evaluate(
     sample_funds: int,
     force: bool,
     model_options: dict[str, Any] | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> None:
     import pandas as pd
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from evaluator.app.storage.provenance import provenance
     from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.engine import evaluate_universe
+    from evaluator.domains.fund.evaluate import evaluate_loaded
     from evaluator.domains.fund.loaders import load_universe
     from evaluator.domains.fund.rubric import resolve_rubric
     from evaluator.domains.fund.sample import sample_universe
@@ -210,27 +246,30 @@ def _run_evaluate(
     except ValueError:
         fail(f"--as-of {as_of!r} is not a date; write it as YYYY-MM-DD")
     errors = _expected_errors()
+    inputs = inputs or {}
     try:
         doc = resolve_rubric(rubric)
         with console.status("reading inputs…"):
             if sample:
-                universe = sample_universe(funds=sample_funds, risk_free=risk_free)
+                universe = sample_universe(funds=sample_funds, risk_free=risk_free, realistic=True)
             else:
                 assert data is not None
-                universe = load_universe(data, meta=meta, benchmark=benchmark, risk_free=risk_free)
+                universe = load_universe(
+                    data,
+                    meta=meta,
+                    benchmark=benchmark,
+                    risk_free=risk_free,
+                    sheet=inputs.get("sheet"),
+                    calendar=inputs.get("calendar"),
+                )
+        _print_inputs(universe)
         with console.status(
             f"computing metrics and grades for {universe.navs.shape[1] + len(universe.issues)} funds…"
         ):
-            evaluation = evaluate_universe(
-                universe.navs,
-                universe.meta,
-                doc,
-                benchmark=universe.benchmark,
-                risk_free=universe.risk_free,
-                as_of=when,
-                issues=universe.issues,
+            evaluation = evaluate_loaded(
+                universe, doc, as_of=when, allow_unadjusted=bool(inputs.get("allow_unadjusted"))
             )
-        evaluation.inputs["sources"] = universe.sources
+        evaluation.inputs["provenance"] = provenance(universe.sources, doc)
         evaluations, run = _model_evaluations(evaluation, model_options) if model_options else (None, None)
         columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
@@ -251,6 +290,26 @@ def _run_evaluate(
         _print_model_summary(outcome)
 
 
+def _print_inputs(universe: Any) -> None:
+    """Say how the inputs were read: which benchmark column, which sheet, which adjustment columns."""
+    data = universe.sources.get("data") or {}
+    if str(data.get("encoding", "")).startswith(("xlsx:", "xls:", "html:")):
+        console.print(f"DATA read from {data['encoding']}")
+    if data.get("adjustment_columns"):
+        console.print(
+            f"distributions: returns use {', '.join(data['adjustment_columns'])} where a fund has it"
+        )
+    bench = universe.sources.get("benchmark") or {}
+    if bench.get("close_column"):
+        console.print(
+            f"benchmark: exchange export, using its {bench['close_column']!r} column as the index level"
+        )
+    elif bench.get("used_columns"):
+        console.print(f"benchmark: per-유형 columns {', '.join(bench['used_columns'])}")
+    elif bench.get("columns"):
+        console.print(f"benchmark: column {bench['columns'][0]!r} for every fund")
+
+
 def _print_model_summary(outcome: Any) -> None:
     import json
 
@@ -265,7 +324,10 @@ def _print_model_summary(outcome: Any) -> None:
 @fund_app.command("generate-sample")
 def generate_sample_cmd(
     out: Path = typer.Option(
-        ..., "--out", "-o", help="NAV file to write (.csv or .parquet); the benchmark goes beside it."
+        ...,
+        "--out",
+        "-o",
+        help="NAV file to write (.csv, .parquet or .xlsx); the benchmark goes beside it.",
     ),
     funds: int = typer.Option(300, "--funds", help="Number of funds (at least 20)."),
     years: int = typer.Option(6, "--years", help="Years of daily NAV."),
@@ -275,10 +337,10 @@ def generate_sample_cmd(
     """Write the synthetic Korean fund universe (KOFIA-style long NAV file + benchmark per 유형)."""
     from evaluator.domains.fund.sample import generate_sample, write_sample
 
-    if out.suffix.lower() not in (".csv", ".parquet"):
-        fail(f"--out must end in .csv or .parquet, not {out.suffix or '(no suffix)'}")
+    if out.suffix.lower() not in (".csv", ".parquet", ".xlsx"):
+        fail(f"--out must end in .csv, .parquet or .xlsx, not {out.suffix or '(no suffix)'}")
     try:
-        sample = generate_sample(funds=funds, years=years, seed=seed)
+        sample = generate_sample(funds=funds, years=years, seed=seed, realistic=True)
     except ValueError as exc:
         fail(str(exc))
     try:

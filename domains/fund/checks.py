@@ -23,6 +23,8 @@ class FundFlags:
     errors: dict[int, list[str]] = field(default_factory=dict)
     not_rated: dict[int, list[str]] = field(default_factory=dict)
     warnings: dict[int, list[str]] = field(default_factory=dict)
+    codes: dict[int, list[str]] = field(default_factory=dict)
+    """Machine-readable reason codes (e.g. ``unadjusted_distribution``) beside the Korean reasons."""
 
     def warn(self, i: int, msg: str) -> None:
         self.warnings.setdefault(i, []).append(msg)
@@ -30,8 +32,10 @@ class FundFlags:
     def error(self, i: int, msg: str) -> None:
         self.errors.setdefault(i, []).append(msg)
 
-    def skip(self, i: int, msg: str) -> None:
+    def skip(self, i: int, msg: str, code: str | None = None) -> None:
         self.not_rated.setdefault(i, []).append(msg)
+        if code is not None:
+            self.codes.setdefault(i, []).append(code)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ stale); ``ok`` — scored and graded.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,11 +21,21 @@ import pandas as pd
 
 from evaluator.domains.fund.checks import FundFlags, check_matrix
 from evaluator.domains.fund.metrics import Market, compute_metrics, row_on_or_before, window_start_row
+from evaluator.domains.fund.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.results import ERROR, NOT_RATED, OK, Evaluation, FundResult, package_results
+from evaluator.domains.fund.results import (
+    ERROR,
+    NOT_RATED,
+    OK,
+    ClassInfo,
+    Evaluation,
+    FundResult,
+    package_results,
+)
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.scoring import peer_context, score_funds
-from evaluator.methodology.rubric import PERIODS
+from evaluator.domains.fund.scoring import class_counts, family_codes, peer_context, score_funds
+from evaluator.domains.fund.total_return import Adjustments
+from evaluator.methodology.rubric import PERIODS, eligibility_for
 
 __all__ = ["ERROR", "NOT_RATED", "OK", "Evaluation", "FundResult", "evaluate_universe"]
 
@@ -105,13 +115,13 @@ def _eligibility(
     rubric: Mapping[str, Any],
     types: np.ndarray,
     amounts: np.ndarray,
-    covers_min: np.ndarray,
+    covers: Callable[[float], np.ndarray],
     history: np.ndarray,
     flags: FundFlags,
 ) -> None:
-    rules = rubric["eligibility"]
+    """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원)."""
     groups = set(rubric["peer_groups"])
-    min_years, min_amount = float(rules["min_history_years"]), float(rules["min_set_amount_krw"])
+    covered: dict[float, np.ndarray] = {}
     for i, t in enumerate(types):
         if i in flags.errors:
             continue
@@ -121,7 +131,11 @@ def _eligibility(
             flags.skip(
                 i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(rubric['peer_groups'])})이 아닙니다"
             )
-        if np.isfinite(history[i]) and not covers_min[i]:
+        rules = eligibility_for(rubric, t)
+        min_years, min_amount = rules["min_history_years"], rules["min_set_amount_krw"]
+        if min_years not in covered:
+            covered[min_years] = covers(min_years)
+        if np.isfinite(history[i]) and not covered[min_years][i]:
             flags.skip(i, f"운용기간 {history[i]:.1f}년으로 최소 {min_years:g}년에 못 미칩니다")
         if np.isfinite(amounts[i]):
             if amounts[i] < min_amount:
@@ -161,6 +175,9 @@ def evaluate_universe(
     risk_free: float | pd.Series = 0.0,
     as_of: Any = None,
     issues: Mapping[str, Sequence[str]] | None = None,
+    adjustments: Adjustments | None = None,
+    calendar: pd.DatetimeIndex | None = None,
+    allow_unadjusted: bool = False,
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
@@ -184,9 +201,8 @@ def evaluate_universe(
     codes = [str(c) for c in navs.columns] + [
         str(c) for c in issues if str(c) not in {str(x) for x in navs.columns}
     ]
-    as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else navs.index[-1]
-    end = row_on_or_before(navs.index, as_of_ts)
-    if end is None:
+    as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else None
+    if as_of_ts is not None and row_on_or_before(navs.index, as_of_ts) is None:
         raise DataError(
             f"as-of date {as_of_ts:%Y-%m-%d} is before the first NAV date {navs.index[0]:%Y-%m-%d}"
         )
@@ -196,29 +212,37 @@ def evaluate_universe(
     meta = meta[~meta.index.duplicated(keep="last")]
     input_order = {c: i for i, c in enumerate(codes)}
     codes = _benchmark_order(codes, meta, benchmark)
-    frame = navs.iloc[: end + 1]
-    frame.columns = [str(c) for c in frame.columns]
-    nav = frame.reindex(columns=codes).to_numpy(dtype=float, copy=True)
-    dates = frame.index
-
     flags = FundFlags()
     index_of = {c: i for i, c in enumerate(codes)}
     for code, reasons in issues.items():
         for reason in reasons:
             flags.error(index_of[str(code)], reason)
-    span = check_matrix(nav, dates, as_of_ts, flags)
     names, companies, types = (_clean_text(_meta_column(meta, codes, c)) for c in _TEXT_COLUMNS)
+    groups = np.array([t if t is not None else "" for t in types], dtype=object)
+    prepared = prepare(
+        navs,
+        codes,
+        as_of_ts,
+        flags,
+        benchmark=benchmark,
+        adjustments=adjustments,
+        calendar=calendar,
+        groups=groups,
+    )
+    nav, levels, dates = prepared.nav, prepared.levels, prepared.dates
+    as_of_ts = as_of_ts if as_of_ts is not None else dates[-1]
+    span = check_matrix(nav, dates, as_of_ts, flags)
     amounts = _numeric(_meta_column(meta, codes, "set_amount"))
     amounts = np.where(np.isfinite(amounts), amounts, _numeric(_meta_column(meta, codes, "net_assets")))
     qualitative = _qualitative(rubric, meta, codes, flags)
-    errored = np.zeros(len(codes), dtype=bool)
-    errored[list(flags.errors)] = True
-    nav[:, errored] = np.nan
-
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = _benchmark(benchmark, dates, types, flags)
+    resets = flag_unadjusted(prepared, groups, bench_levels, bench_of_fund, flags, allow=allow_unadjusted)
+    errored = np.zeros(len(codes), dtype=bool)
+    errored[list(flags.errors)] = True
+    levels[:, errored] = np.nan
     market = Market(dates=dates, rf_annual=rf, bench_levels=bench_levels, bench_of_fund=bench_of_fund)
-    metrics = compute_metrics(nav, market, as_of_ts)
+    metrics = compute_metrics(levels, market, as_of_ts)
 
     first_dates = np.where(span.has_any, span.first, 0)
     history = np.where(span.has_any, (as_of_ts - dates[first_dates]).days / 365.25, np.nan)
@@ -227,9 +251,7 @@ def evaluate_universe(
         row = window_start_row(dates, as_of_ts, years)
         return np.zeros(len(codes), dtype=bool) if row is None else span.has_any & (span.first <= row)
 
-    _eligibility(
-        rubric, types, amounts, covers(float(rubric["eligibility"]["min_history_years"])), history, flags
-    )
+    _eligibility(rubric, types, amounts, covers, history, flags)
     eligible = np.array(
         [i not in flags.errors and i not in flags.not_rated for i in range(len(codes))], dtype=bool
     )
@@ -249,8 +271,11 @@ def evaluate_universe(
         row = np.array([float(rule["weights"].get(p, 0.0)) for p in period_names])
         rule_weights[hit] = row
     period_weights = {p: rule_weights[:, k] for k, p in enumerate(period_names)}
-    groups = np.array([t if t is not None else "" for t in types], dtype=object)
-    scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative)
+    families = family_codes(meta, codes)
+    scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative, families=families)
+    classes = (
+        class_counts(groups, families, eligible & np.isfinite(scores.score)) if families is not None else None
+    )
     peers = peer_context(metrics, groups, eligible, scores.score, scores.grade)
     labels = {int(b["grade"]): str(b["label"]) for b in rubric["grade_bands"]}
 
@@ -272,6 +297,7 @@ def evaluate_universe(
         dates,
         labels,
         as_of_ts.strftime("%Y-%m-%d"),
+        extra=ClassInfo(families=families, classes=classes, basis=prepared.source, codes=flags.codes),
     )
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = {
@@ -280,6 +306,16 @@ def evaluate_universe(
         if isinstance(risk_free, pd.Series)
         else {"kind": "constant", "annual_rate": float(risk_free)},
         "rubric": {"name": rubric["name"], "version": rubric["version"]},
+        "calendar": prepared.info,
+        "returns": {
+            "basis_counts": {k: int(v) for k, v in pd.Series(prepared.source).value_counts().items()},
+            "unadjusted_resets": resets,
+            "allow_unadjusted": bool(allow_unadjusted),
+        },
+        "share_classes": {
+            "grouped": families is not None,
+            "portfolios": len({f for f in families if f is not None}) if families is not None else None,
+        },
     }
     return Evaluation(
         as_of=as_of_ts.strftime("%Y-%m-%d"), rubric=rubric, funds=funds, peers=peers, inputs=inputs

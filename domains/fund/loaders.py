@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,14 +20,55 @@ import pandas as pd
 from evaluator.domains.fund.readers import (
     DataError,
     clean_text,
+    column_units,
     is_blank,
     parse_dates,
     parse_numbers,
     read_table,
     rename_known,
 )
+from evaluator.domains.fund.series import (
+    _positive,
+    benchmark_from_table,
+    load_benchmark,
+    load_calendar,
+    parse_risk_free,
+    select_benchmark_columns,
+    series_from_frame,
+)
+from evaluator.domains.fund.total_return import Adjustments
 
-META_COLUMNS = ("fund_name", "company", "type", "set_amount", "net_assets", "total_fee")
+__all__ = [
+    "Universe",
+    "benchmark_from_table",
+    "check_universe",
+    "load_benchmark",
+    "load_meta",
+    "load_navs",
+    "load_universe",
+    "navs_from_frame",
+    "parse_risk_free",
+    "read_navs_frame",
+    "series_from_frame",
+]
+
+META_COLUMNS = ("fund_name", "company", "type", "set_amount", "net_assets", "total_fee", "family_code")
+ADJUSTMENT_COLUMNS = {"adjusted_nav": "수정기준가격", "distribution": "분배금", "distribution_rate": "분배율"}
+OHLCV = (
+    "대비",
+    "등락률",
+    "시가",
+    "고가",
+    "저가",
+    "거래량",
+    "거래대금",
+    "상장시가총액",
+    "open",
+    "high",
+    "low",
+    "volume",
+)
+CLOSE = ("종가", "close", "close_price", "closing_price")
 
 
 @dataclass
@@ -42,6 +82,8 @@ class Universe:
     risk_free: float | pd.Series = 0.0
     warnings: list[str] = field(default_factory=list)
     sources: dict[str, Any] = field(default_factory=dict)
+    adjustments: Adjustments | None = None
+    calendar: pd.DatetimeIndex | None = None
 
 
 def _first_per_fund(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
@@ -155,8 +197,21 @@ def meta_from_rows(long: pd.DataFrame) -> pd.DataFrame:
 def navs_from_frame(
     frame: pd.DataFrame, source: str = "DATA"
 ) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], str]:
-    """A NAV table already in memory → (matrix, issues, metadata on the rows, warnings, layout)."""
+    """A NAV table already in memory → (matrix, issues, metadata on the rows, warnings, layout).
+
+    Distribution columns on the rows are read by :func:`adjustments_from_frame`.
+    """
+    navs, issues, meta, warnings, layout, _ = read_navs_frame(frame, source)
+    return navs, issues, meta, warnings, layout
+
+
+def read_navs_frame(
+    frame: pd.DataFrame, source: str = "DATA"
+) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], str, Adjustments | None]:
+    """:func:`navs_from_frame` plus the adjusted-NAV / distribution tables of a long layout."""
     original = ", ".join(map(str, frame.columns))
+    units = column_units(frame)
+    header_row = int(frame.attrs.get("header_row", 1))
     frame = rename_known(frame)
     cols = set(frame.columns)
     if "date" not in cols:
@@ -165,29 +220,124 @@ def navs_from_frame(
         raise DataError(f"{source} has 펀드코드/fund_code but no NAV column (기준가격 / nav)")
     if "nav" in cols and "fund_code" not in cols:
         raise DataError(f"{source} has 기준가격/nav but no fund code column (펀드코드 / fund_code)")
+    frame = frame.reset_index(drop=True)
+    frame["row"] = np.arange(len(frame)) + header_row + 1
+    body = [c for c in frame.columns if c != "row"]
+    dup = frame.duplicated(subset=body, keep="first").to_numpy()
+    dropped: list[str] = []
+    if dup.any():
+        dropped.append(
+            f"{source}: {int(dup.sum())} exact duplicate row(s) were dropped (identical in every column; "
+            f"first at line {int(frame['row'].iloc[int(np.flatnonzero(dup)[0])])})"
+        )
+        frame = frame.loc[~dup]
     if "fund_code" in cols:
-        long = frame.reset_index(drop=True)
-        long["row"] = np.arange(len(long)) + 2
+        long = frame
         clean, issues, warnings = check_rows(long)
-        return nav_matrix(clean), issues, meta_from_rows(long), warnings, "long"
-    clean, issues, warnings = check_rows(long_from_wide(frame), blank_nav_is_error=False)
-    return nav_matrix(clean), issues, pd.DataFrame(index=pd.Index([], name="fund_code")), warnings, "wide"
+        adjustments = adjustments_from_rows(clean, issues)
+        meta = apply_units(meta_from_rows(long), units, source, dropped)
+        return nav_matrix(clean), issues, meta, dropped + warnings, "long", adjustments
+    wide = frame.drop(columns="row").reset_index(drop=True)
+    clean, issues, warnings = check_rows(long_from_wide(wide), blank_nav_is_error=False)
+    empty = pd.DataFrame(index=pd.Index([], name="fund_code"))
+    return nav_matrix(clean), issues, empty, dropped + warnings, "wide", None
+
+
+def apply_units(
+    meta: pd.DataFrame, units: dict[str, tuple[str, str, float]], source: str, notes: list[str]
+) -> pd.DataFrame:
+    """Money columns as numbers in 원: a header unit (설정원본(억원)) multiplies; text like 1,234 is read."""
+    for col in ("set_amount", "net_assets"):
+        if col not in meta.columns:
+            continue
+        values = parse_numbers(meta[col].astype(object))
+        header, unit, factor = units.get(col, (col, "원", 1.0))
+        if col in units:
+            notes.append(f"{source}: column {header!r} read in {unit} and converted to 원 (× {factor:,.0f})")
+        meta[col] = values * factor
+    return meta
+
+
+def adjustments_from_rows(clean: pd.DataFrame, issues: dict[str, list[str]]) -> Adjustments | None:
+    """Adjusted-NAV and distribution tables (dates × funds) from clean long rows; bad cells are fund issues.
+
+    A value that is not a number, or a negative distribution, makes that fund an ``error``.
+    """
+    present = [c for c in ADJUSTMENT_COLUMNS if c in clean.columns]
+    if not present:
+        return None
+    tables: dict[str, pd.DataFrame] = {}
+    for col in present:
+        raw = clean[col]
+        values = parse_numbers(raw)
+        blank = is_blank(raw)
+        name = ADJUSTMENT_COLUMNS[col]
+        unreadable = values.isna().to_numpy() & ~blank
+        for _, r in _first_per_fund(clean.assign(raw=raw.to_numpy()), unreadable).iterrows():
+            _add(
+                issues,
+                r["fund_code"],
+                f"숫자가 아닌 {name} '{r['raw']}' ({_day(r['date'])}, 총 {int(r['count'])}건)",
+            )
+        if col != "adjusted_nav":
+            negative = (values < 0).to_numpy()
+            for _, r in _first_per_fund(clean.assign(v=values.to_numpy()), negative).iterrows():
+                _add(
+                    issues,
+                    r["fund_code"],
+                    f"음수 {name} {r['v']:g} ({_day(r['date'])}); 분배금은 0 이상이어야 합니다",
+                )
+        part = pd.DataFrame({"date": clean["date"], "fund_code": clean["fund_code"], "v": values})
+        part = part.loc[part["v"].notna()]
+        if not part.empty:
+            table = part.pivot(index="date", columns="fund_code", values="v").sort_index()
+            table.columns = table.columns.astype(str)
+            tables[col] = table
+    if not tables:
+        return None
+    return Adjustments(
+        adjusted=tables.get("adjusted_nav"),
+        distribution=tables.get("distribution"),
+        rate=tables.get("distribution_rate"),
+    )
 
 
 def load_navs(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], sheet: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], dict[str, Any]]:
-    """NAV file (long or wide CSV, or Parquet) → (matrix, issues, metadata on the rows, warnings, source info)."""
-    frame, encoding = read_table(path, "DATA")
-    navs, issues, meta, warnings, layout = navs_from_frame(frame, f"DATA {path}")
-    info = {"path": str(path), "layout": layout, "encoding": encoding, "rows": len(frame)}
+    """NAV file (long or wide; CSV, Excel or Parquet) → (matrix, issues, metadata on the rows, warnings, source info)."""
+    navs, issues, meta, warnings, info, _ = load_navs_with_adjustments(path, sheet)
     return navs, issues, meta, warnings, info
 
 
+def load_navs_with_adjustments(
+    path: str | os.PathLike[str], sheet: str | None = None
+) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], dict[str, Any], Adjustments | None]:
+    """:func:`load_navs` plus the file's adjusted-NAV / distribution tables (long layout only)."""
+    frame, encoding = read_table(path, "DATA", sheet)
+    navs, issues, meta, warnings, layout, adjustments = read_navs_frame(frame, f"DATA {path}")
+    info: dict[str, Any] = {"path": str(path), "layout": layout, "encoding": encoding, "rows": len(frame)}
+    if adjustments is not None:
+        info["adjustment_columns"] = [
+            ADJUSTMENT_COLUMNS[k]
+            for k, t in (
+                ("adjusted_nav", adjustments.adjusted),
+                ("distribution", adjustments.distribution),
+                ("distribution_rate", adjustments.rate),
+            )
+            if t is not None
+        ]
+    return navs, issues, meta, warnings, info, adjustments
+
+
 def load_meta(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
-    """Fund metadata (펀드코드 + descriptive columns + optional qualitative scores), indexed by fund code."""
+    """Fund metadata (펀드코드 + descriptive columns + optional qualitative scores), indexed by fund code.
+
+    Money columns are read as numbers in 원 (a unit in the header, e.g. ``설정원본(억원)``, is applied).
+    """
     frame, encoding = read_table(path, "META")
     original = ", ".join(map(str, frame.columns))
+    units = column_units(frame)
     frame = rename_known(frame)
     if "fund_code" not in frame.columns:
         raise DataError(
@@ -203,87 +353,9 @@ def load_meta(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str], di
     meta = frame.loc[~dup].set_index("fund_code")
     for c in meta.columns:
         meta[c] = meta[c].where(~is_blank(meta[c]), None)
-    return meta, warnings, {"path": str(path), "encoding": encoding}
-
-
-def series_from_frame(frame: pd.DataFrame, what: str) -> pd.DataFrame:
-    """A date column plus numeric value columns → a date-indexed float table (strict: any bad cell is an error)."""
-    frame = rename_known(frame)
-    if "date" not in frame.columns:
-        raise DataError(f"{what} has no date column (기준일자 / date)")
-    values = [c for c in frame.columns if c != "date"]
-    if not values:
-        raise DataError(f"{what} has a date column but no value column")
-    dates = parse_dates(frame["date"]).reset_index(drop=True)
-    if dates.isna().any():
-        row = int(np.flatnonzero(dates.isna().to_numpy())[0])
-        raise DataError(f"{what}: unreadable date {frame['date'].iloc[row]!r} at line {row + 2}")
-    if dates.duplicated().any():
-        raise DataError(f"{what}: date {_day(dates[dates.duplicated()].iloc[0])} appears more than once")
-    if not dates.is_monotonic_increasing:
-        raise DataError(f"{what}: dates are not in ascending order")
-    out = pd.DataFrame(index=pd.DatetimeIndex(dates, name="date"))
-    for c in values:
-        nums = parse_numbers(frame[c])
-        bad = nums.isna().to_numpy() & ~is_blank(frame[c])
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"{what}: column {c!r} has the unreadable value {frame[c].iloc[row]!r} at line {row + 2}"
-            )
-        out[str(c)] = nums.to_numpy()
-    return out
-
-
-def _series_table(path: str | os.PathLike[str], what: str) -> tuple[pd.DataFrame, str]:
-    frame, encoding = read_table(path, what)
-    return series_from_frame(frame, f"{what} {path}"), encoding
-
-
-def benchmark_from_table(table: pd.DataFrame, what: str = "BENCHMARK") -> pd.Series | pd.DataFrame:
-    """One value column → a Series for every fund; several → one column per 유형. Levels must be above 0."""
-    if (table <= 0).any().any():
-        col = next(c for c in table.columns if (table[c] <= 0).any())
-        raise DataError(f"{what}: column {col!r} has a non-positive index level; levels must be above 0")
-    return table.iloc[:, 0].dropna() if table.shape[1] == 1 else table
-
-
-def load_benchmark(path: str | os.PathLike[str]) -> tuple[pd.Series | pd.DataFrame, dict[str, Any]]:
-    """Benchmark index levels from a file: one value column (all funds) or one column per 유형."""
-    table, encoding = _series_table(path, "BENCHMARK")
-    info = {"path": str(path), "encoding": encoding, "columns": list(table.columns)}
-    return benchmark_from_table(table, f"BENCHMARK {path}"), info
-
-
-def parse_risk_free(value: str | float | os.PathLike[str]) -> tuple[float | pd.Series, dict[str, Any]]:
-    """``0.03`` or ``3%`` (a constant annual rate), or a CSV/Parquet path of annual rates by date.
-
-    In a file, a column whose largest absolute value is above 1 is read as percent (3.5 → 0.035).
-    """
-    if isinstance(value, (int, float)):
-        rate = float(value)
-    else:
-        text = str(value).strip()
-        try:
-            rate = float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
-        except ValueError:
-            return _risk_free_file(text)
-    if not -1.0 < rate <= 1.0:
-        raise DataError(f"risk-free rate {rate:g} is out of range; write an annual rate such as 0.03 (or 3%)")
-    return rate, {"kind": "constant", "annual_rate": rate}
-
-
-def _risk_free_file(text: str) -> tuple[pd.Series, dict[str, Any]]:
-    if not Path(text).exists():
-        raise DataError(f"--risk-free {text!r} is neither a rate (0.03, 3%) nor an existing file")
-    table, encoding = _series_table(text, "RISK-FREE")
-    series = table.iloc[:, 0].dropna()
-    if series.empty:
-        raise DataError(f"RISK-FREE {text} holds no rates")
-    percent = bool(series.abs().max() > 1)
-    if percent:
-        series = series / 100.0
-    return series, {"kind": "series", "path": text, "encoding": encoding, "read_as_percent": percent}
+    meta = apply_units(meta, units, f"META {path}", warnings)
+    info = {"path": str(path), "encoding": encoding, "units": {k: v[1] for k, v in units.items()}}
+    return meta, warnings, info
 
 
 def merge_meta(file_meta: pd.DataFrame | None, row_meta: pd.DataFrame) -> pd.DataFrame:
@@ -301,12 +373,18 @@ def load_universe(
     meta: str | os.PathLike[str] | None = None,
     benchmark: str | os.PathLike[str] | None = None,
     risk_free: str | float = 0.0,
+    sheet: str | None = None,
+    calendar: str | os.PathLike[str] | None = None,
 ) -> Universe:
-    """Read and check every input; raise :class:`DataError` for anything that would stop the whole batch."""
+    """Read and check every input; raise :class:`DataError` for anything that would stop the whole batch.
+
+    ``sheet`` picks the DATA workbook's sheet; ``calendar`` is a file of market dates.
+    """
     rf, rf_info = parse_risk_free(risk_free)
     file_meta, meta_warnings, meta_info = load_meta(meta) if meta is not None else (None, [], None)
     bench, bench_info = load_benchmark(benchmark) if benchmark is not None else (None, None)
-    navs, issues, row_meta, warnings, data_info = load_navs(data)
+    cal, cal_info = load_calendar(calendar) if calendar is not None else (None, None)
+    navs, issues, row_meta, warnings, data_info, adjustments = load_navs_with_adjustments(data, sheet)
     universe = Universe(
         navs=navs,
         meta=merge_meta(file_meta, row_meta),
@@ -314,10 +392,37 @@ def load_universe(
         benchmark=bench,
         risk_free=rf,
         warnings=meta_warnings + warnings,
-        sources={"data": data_info, "meta": meta_info, "benchmark": bench_info, "risk_free": rf_info},
+        sources={
+            "data": data_info,
+            "meta": meta_info,
+            "benchmark": bench_info,
+            "risk_free": rf_info,
+            **({"calendar": cal_info} if cal_info else {}),
+        },
+        adjustments=adjustments,
+        calendar=cal,
     )
     check_universe(universe)
     return universe
+
+
+def _check_families(universe: Universe) -> None:
+    """With a share-class column, a fund without a portfolio code counts as its own portfolio (warned)."""
+    if "family_code" not in universe.meta.columns:
+        return
+    codes = [str(c) for c in universe.navs.columns]
+    family = universe.meta["family_code"].reindex(codes)
+    missing = [
+        c
+        for c, f in zip(codes, family.to_numpy(dtype=object), strict=True)
+        if f is None or pd.isna(f) or not str(f).strip()
+    ]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        universe.warnings.append(
+            f"{len(missing)} fund(s) have no share-class portfolio code (대표펀드코드) in META ({shown}); "
+            "each counts as a portfolio of its own"
+        )
 
 
 def check_universe(universe: Universe) -> None:
@@ -329,11 +434,13 @@ def check_universe(universe: Universe) -> None:
     bench = universe.benchmark
     if isinstance(bench, pd.DataFrame):
         types = {str(t) for t in universe.meta["type"].dropna()}
-        if not types & set(map(str, bench.columns)):
-            raise DataError(
-                f"BENCHMARK has several columns ({', '.join(map(str, bench.columns))}) but none is named after a 유형 "
-                f"in the data ({', '.join(sorted(types)) or 'none'}); use one value column, or one column per 유형"
-            )
+        selected, used = select_benchmark_columns(bench, types)
+        _positive(selected, "BENCHMARK")
+        universe.benchmark = selected
+        info = universe.sources.get("benchmark")
+        if isinstance(info, dict):
+            info["used_columns"] = used
+    _check_families(universe)
     meta_codes = set(universe.meta.index.astype(str))
     data_codes = set(universe.navs.columns.astype(str)) | set(universe.issues)
     missing = len(meta_codes - data_codes)

@@ -2,12 +2,14 @@
 
 Conventions (also in ``domains/fund/README.md``); every fund in a window uses the same calendar:
 
-* Calendar: the dates of the NAV matrix (the union of all funds' dates). A fund's NAV inside its own
-  history has no holes (the engine rejects a fund with one before it gets here).
+* Calendar: the dates of the matrix it is given — the engine passes total-return levels on the market
+  calendar (:mod:`evaluator.domains.fund.calendar`). A fund's levels inside its own history have no
+  holes (the engine fills short ones and rejects a fund with a longer one before it gets here).
 * Windows: calendar periods ending at ``as_of``. For N years the window holds the returns dated in
   ``(as_of − N years, as_of]``; the starting NAV is the last one dated on or before ``as_of − N years``.
   A fund without a NAV at that start (history shorter than the window) gets null for the window.
-* Daily simple returns ``r_t = NAV_t / NAV_{t−1} − 1``; benchmark returns ``b`` likewise from index levels
+* Daily simple returns ``r_t = NAV_t / NAV_{t−1} − 1`` on total-return levels
+  (:mod:`evaluator.domains.fund.total_return`); benchmark returns ``b`` likewise from index levels
   (carried forward onto the calendar); daily risk-free ``rf_d = (1 + rf_annual)^(1/252) − 1`` (a rate
   series is carried forward; each day uses the rate in effect that day); ``n`` = returns in the window.
 * annualized_return = Π(1+r)^(252/n) − 1;  annualized_volatility = std(r, ddof=1)·√252

@@ -113,6 +113,10 @@ def build_report(result: FundResult, rubric: Mapping[str, Any]) -> dict[str, Any
         "status": result.status,
         "errors": list(result.errors),
         "warnings": list(result.warnings),
+        "reason_codes": list(result.reason_codes),
+        "return_basis": result.return_basis,
+        "portfolio_code": result.portfolio_code,
+        "portfolio_classes": result.portfolio_classes,
         "as_of": result.as_of,
         "first_date": result.first_date,
         "history_years": result.history_years,
@@ -145,6 +149,26 @@ def grade_distribution(funds: Sequence[FundResult]) -> dict[str, dict[str, int]]
     return out
 
 
+def grade_distribution_by_portfolio(funds: Sequence[FundResult]) -> dict[str, dict[str, float | int]] | None:
+    """Per 유형: grade counts where each rated class weighs 1/k, so every portfolio counts once (None if
+    classes were not grouped)."""
+    rated = [f for f in funds if f.status == OK and f.grade is not None]
+    if not any(f.portfolio_code is not None for f in funds):
+        return None
+    table: dict[str, dict[str, float | int]] = {}
+    portfolios: dict[str, set[str]] = {}
+    for f in rated:
+        key = f.type or "(none)"
+        row = table.setdefault(key, {str(g): 0.0 for g in range(1, 6)})
+        row[str(f.grade)] = float(row[str(f.grade)]) + 1.0 / max(f.portfolio_classes or 1, 1)
+        portfolios.setdefault(key, set()).add(f.portfolio_code or f.fund_code)
+    for key, row in table.items():
+        for g in range(1, 6):
+            row[str(g)] = round(float(row[str(g)]), 6)
+        row["portfolios"] = len(portfolios[key])
+    return dict(sorted(table.items()))
+
+
 def build_summary(
     evaluation: Evaluation,
     files: Mapping[str, str],
@@ -155,6 +179,7 @@ def build_summary(
     """The batch summary (see ``summary.schema.json``); ``files`` maps fund code → report file name."""
     failures = failures or {}
     status = Counter(f.status for f in evaluation.funds)
+    by_portfolio = grade_distribution_by_portfolio(evaluation.funds)
     return {
         "schema_version": 1,
         "as_of": evaluation.as_of,
@@ -165,6 +190,14 @@ def build_summary(
         "funds_total": len(evaluation.funds),
         "status_counts": {s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
         "grade_distribution": grade_distribution(evaluation.funds),
+        "grade_distribution_by_portfolio": by_portfolio,
+        "share_classes": {
+            "grouped": by_portfolio is not None,
+            "note": "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
+            if by_portfolio is not None
+            else "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META): "
+            "every fund counts as its own portfolio",
+        },
         "peer_context": evaluation.peers,
         "warnings": list(warnings),
         "funds": [
@@ -177,6 +210,7 @@ def build_summary(
                 "grade": f.grade,
                 "score": f.score,
                 "peer_percentile": f.peer_percentile,
+                **({"portfolio_code": f.portfolio_code} if f.portfolio_code is not None else {}),
                 **({"write_error": failures[f.fund_code]} if f.fund_code in failures else {}),
             }
             for f in evaluation.funds

@@ -43,6 +43,14 @@ class FundResult:
     peer_percentile: float | None
     grade: int | None
     grade_label: str | None
+    reason_codes: tuple[str, ...] = ()
+    """Machine-readable codes for some not-rated reasons (``unadjusted_distribution``)."""
+    return_basis: str = "raw"
+    """What the returns were computed from: ``adjusted``, ``distribution``, ``rate`` or ``raw`` 기준가격."""
+    portfolio_code: str | None = None
+    """The share-class portfolio (대표펀드코드), when META names one."""
+    portfolio_classes: int | None = None
+    """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,16 @@ class Evaluation:
     def peer(self, fund_type: str | None) -> dict[str, Any] | None:
         """Peer context (rated funds' metric statistics, grade counts) for a 유형, if any fund of it is rated."""
         return self.peers.get(str(fund_type)) if fund_type is not None else None
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """Per-fund extras: share-class portfolio and its class count, return basis, reason codes."""
+
+    families: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    basis: np.ndarray | None = None
+    codes: Mapping[int, list[str]] = field(default_factory=dict)
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:
@@ -91,6 +109,7 @@ def package_results(
     dates: pd.DatetimeIndex,
     labels: Mapping[int, str],
     as_of: str,
+    extra: ClassInfo | None = None,
 ) -> list[FundResult]:
     """Package the arrays per fund (plain Python values; this loop does no arithmetic)."""
     names_list = list(METRICS)
@@ -109,6 +128,10 @@ def package_results(
     )
     day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
     years = _nullable(np.round(history, 2))
+    extra = extra or ClassInfo()
+    families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
+    basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
+    classes = _class_column(extra, eligible)
     weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
     out: list[FundResult] = []
     for i, code in enumerate(codes):
@@ -146,6 +169,19 @@ def package_results(
                 peer_percentile=top[i] if rated else None,
                 grade=grade,
                 grade_label=labels.get(grade) if grade is not None else None,
+                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED and extra.codes else (),
+                return_basis=basis[i],
+                portfolio_code=families[i],
+                portfolio_classes=classes[i],
             )
         )
     return out
+
+
+def _class_column(extra: ClassInfo, eligible: np.ndarray) -> list[int | None]:
+    """Per fund: k used in the rating scale when rated; otherwise how many classes the batch holds."""
+    if extra.families is None:
+        return [None] * len(eligible)
+    sizes = pd.Series(extra.families).map(pd.Series(extra.families).value_counts()).to_numpy(dtype=int)
+    rated_k = extra.classes if extra.classes is not None else sizes
+    return np.where(eligible & (rated_k > 0), rated_k, sizes).astype(int).tolist()

@@ -15,6 +15,11 @@ Conventions (also in ``domains/fund/README.md``):
 * Peer percentile: "top percent" — ``100 · rank / count`` with rank 1 the best score (ties share the best
   rank), so 10 means the top 10 % of the peer group. Grade: the first band whose cumulative share reaches
   it (1등급 ≤ 10, 2등급 ≤ 32.5, 3등급 ≤ 67.5, 4등급 ≤ 90, else 5등급 under the sample rubric).
+* Share classes (when META names each class's portfolio): only this position counts portfolios. Each
+  class weighs ``1/k`` when its portfolio has k classes in the peer group, and the top percent is
+  ``100 · (weight of funds scoring strictly higher + own weight) / total weight``. Tie rule: funds with
+  the same score do not count each other (as above: ties share the best position). With every weight 1
+  this is exactly the unweighted rule.
 """
 
 from __future__ import annotations
@@ -84,6 +89,50 @@ def top_percent(score: np.ndarray, groups: np.ndarray, mask: np.ndarray) -> tupl
     return np.where(ok, rank / count * 100.0, np.nan), np.where(ok, count, 0).astype(int)
 
 
+def family_codes(meta: pd.DataFrame, codes: list[str]) -> np.ndarray | None:
+    """Each fund's share-class portfolio (대표펀드코드 / 종류형대표코드), or None when META has no such column.
+
+    A fund whose portfolio code is blank counts as its own one-class portfolio (the loader warns).
+    """
+    if "family_code" not in meta.columns:
+        return None
+    raw = meta["family_code"].reindex(codes).to_numpy(dtype=object)
+    out = np.empty(len(codes), dtype=object)
+    for i, (f, c) in enumerate(zip(raw, codes, strict=True)):
+        text = "" if f is None or (isinstance(f, float) and np.isnan(f)) else str(f).strip()
+        out[i] = text or c
+    return out
+
+
+def class_counts(groups: np.ndarray, families: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per fund: how many classes of its portfolio are in its peer group among masked funds (0 if unmasked)."""
+    frame = pd.DataFrame({"g": groups, "f": families, "m": mask.astype(int)})
+    k = frame.groupby(["g", "f"], sort=False)["m"].transform("sum").to_numpy(dtype=int)
+    return np.where(mask, k, 0)
+
+
+def weighted_top_percent(
+    score: np.ndarray, groups: np.ndarray, mask: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top percent with per-fund weights: (weight strictly above + own weight) / group weight, and group size."""
+    ok = mask & np.isfinite(score)
+    idx = np.flatnonzero(ok)
+    top = np.full(len(score), np.nan)
+    size = np.zeros(len(score), dtype=int)
+    if idx.size == 0:
+        return top, size
+    frame = pd.DataFrame({"g": groups[idx], "v": score[idx], "w": weights[idx]}, index=idx)
+    frame = frame.sort_values(["g", "v"], ascending=[True, False], kind="stable")
+    by_group = frame.groupby("g", sort=False)
+    above = by_group["w"].cumsum() - frame["w"]
+    frame["above"] = above.groupby([frame["g"], frame["v"]], sort=False).transform("min")
+    total = by_group["w"].transform("sum")
+    frame["top"] = (frame["above"] + frame["w"]) / total * 100.0
+    top[frame.index.to_numpy()] = frame["top"].to_numpy()
+    size[frame.index.to_numpy()] = by_group["w"].transform("size").to_numpy()
+    return top, size
+
+
 def assign_grades(top: np.ndarray, rubric: Mapping[str, Any]) -> np.ndarray:
     """Grade per fund from its top percent (−1 where it has none)."""
     grade = np.full(top.shape, -1, dtype=int)
@@ -103,11 +152,14 @@ def score_funds(
     period_weights: Mapping[str, np.ndarray],
     rubric: Mapping[str, Any],
     qualitative: Mapping[str, np.ndarray] | None = None,
+    *,
+    families: np.ndarray | None = None,
 ) -> Scores:
     """Score and grade every eligible fund against its peer group.
 
     ``period_weights``: per window, the weight each fund gives it (0 when its history rule does not use it).
-    ``qualitative``: per qualitative criterion id, analyst scores 1–5 (NaN where none).
+    ``qualitative``: per qualitative criterion id, analyst scores 1–5 (NaN where none). ``families``: each
+    fund's share-class portfolio; when given, the top percent weighs each class 1/k (see module notes).
     """
     funds = len(groups)
     periods = [p for p in period_weights if p in metrics]
@@ -148,7 +200,12 @@ def score_funds(
     share = float(spec["weight"]) / 100.0 if spec else 0.0
     score = np.where(np.isfinite(qual), (1.0 - share) * quant + share * qual, quant)
     score = np.where(eligible, score, np.nan)
-    top, size = top_percent(score, groups, eligible)
+    if families is None:
+        top, size = top_percent(score, groups, eligible)
+    else:
+        rated = eligible & np.isfinite(score)
+        k = class_counts(groups, families, rated)
+        top, size = weighted_top_percent(score, groups, rated, 1.0 / np.maximum(k, 1))
     return Scores(
         criteria=criteria,
         quantitative=quant,

@@ -1,0 +1,77 @@
+"""Response shapes, for the OpenAPI document (handlers return pre-serialised JSON for speed)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="unauthorized, not_found, invalid_request, method_not_allowed, unavailable")
+    detail: str | list[dict] = Field(description="What was wrong, in words (never an echo of the key).")
+
+
+class FundItem(BaseModel):
+    fund_code: str
+    fund_name: str | None
+    company: str | None
+    type: str | None
+    grade: int | None
+    score: float | None
+    peer_percentile: float | None
+    as_of: str
+    run_id: int
+
+
+class FundPage(BaseModel):
+    total: int
+    page: int
+    page_size: int = Field(description="The page size used (the request's, capped at page_size_max).")
+    page_size_max: int
+    page_size_capped: bool = Field(description="True when the requested page_size was above page_size_max.")
+    items: list[FundItem]
+
+
+class RubricRef(BaseModel):
+    name: str
+    version: str
+    sha256: str | None = None
+
+
+class RunItem(BaseModel):
+    run_id: int
+    as_of: str
+    rubric: RubricRef
+    engine_version: str
+    source: str
+    created_at: str
+    funds: int = Field(description="Funds of this run the caller may see.")
+    status_counts: dict[str, int]
+    model_evaluated: bool
+    input_hashes: dict[str, str] | None = Field(None, description="Admin keys only.")
+
+
+class RunList(BaseModel):
+    items: list[RunItem]
+
+
+class HistoryItem(BaseModel):
+    run_id: int
+    as_of: str
+    status: str
+    grade: int | None
+    score: float | None
+    peer_percentile: float | None
+    type: str | None
+    company: str | None
+    rubric: RubricRef
+
+
+class History(BaseModel):
+    fund_code: str
+    items: list[HistoryItem]
+
+
+class Summary(BaseModel):
+    as_of: str | None
+    funds: int
+    grade_distribution: dict[str, dict[str, int]]

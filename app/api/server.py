@@ -1,0 +1,226 @@
+"""The FastAPI application: bearer-key auth, tenant-scoped reads, JSON errors only, one log line per request.
+
+Every worker opens its own engine from the URL; all state that matters (keys, revocations, batches) is in
+the database, so ``--workers N`` behaves like one worker.
+"""
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import Engine, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.exceptions import HTTPException
+
+from evaluator.app.api import schemas
+from evaluator.app.storage import queries
+from evaluator.app.storage.apikeys import Principal, authenticate
+from evaluator.app.storage.database import ENV_URL, open_database, service_url
+
+log = logging.getLogger("evaluator.api")
+PAGE_SIZE_MAX = 100
+PAGE_MAX = 100_000
+TEXT_PATTERN = r"^[^\x00-\x1f\x7f]*$"  # no control characters (PostgreSQL rejects NUL in text)
+CODE_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
+KEY_IN_TEXT = re.compile(r"ev_[0-9A-Za-z]+_[A-Za-z0-9_-]+")
+bearer = HTTPBearer(auto_error=False, description="An API key from `evaluator keys create`: ev_<id>_<secret>")
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": schemas.ErrorBody, "description": "Missing, malformed, unknown, revoked or expired key."},
+    422: {"model": schemas.ErrorBody, "description": "A query parameter is not valid."},
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": schemas.ErrorBody, "description": "No such fund among those this key may see."}
+}
+
+
+def _text() -> Any:
+    return Query(max_length=100, pattern=TEXT_PATTERN)
+
+
+def _json(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _error(status: int, error: str, detail: Any, headers: dict[str, str] | None = None) -> Response:
+    return _json({"error": error, "detail": detail}, status, headers)
+
+
+class AccessLog:
+    """Pure ASGI middleware: key id, method, path, status, latency; never the Authorization header."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        state = scope.setdefault("state", {})
+        status = {"code": 500}
+
+        async def send_wrapper(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            path = KEY_IN_TEXT.sub("ev_[redacted]", scope.get("path", ""))
+            log.info(
+                "key=%s method=%s path=%s status=%d latency_ms=%.1f",
+                state.get("key_id", "-"), scope.get("method"), path, status["code"],
+                (time.perf_counter() - start) * 1000,
+            )
+
+
+def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastAPI:
+    """The app for ``url`` (or a given engine); the schema must already be current (`evaluator db upgrade`)."""
+    engine = engine or open_database(service_url(url), migrate=False)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    app = FastAPI(
+        title="evaluator fund evaluations API",
+        version="1",
+        description="Stored fund evaluations for client firms (위탁사). Each key sees only its own funds.",
+    )
+    app.state.engine = engine
+
+    def db() -> Iterator[Session]:
+        with sessions() as session:
+            yield session
+
+    def principal(
+        request: Request,
+        session: Annotated[Session, Depends(db)],
+        creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> Principal:
+        who = authenticate(session, creds.credentials) if creds is not None else None
+        if who is None:
+            raise HTTPException(401, "missing or invalid API key")
+        request.state.key_id = who.key_id
+        return who
+
+    Caller = Annotated[Principal, Depends(principal)]
+    Db = Annotated[Session, Depends(db)]
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, exc: HTTPException) -> Response:
+        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        detail = exc.detail if exc.status_code != 404 or exc.detail != "Not Found" else "no such resource"
+        return _error(exc.status_code, kinds.get(exc.status_code, "error"), detail, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> Response:
+        detail = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
+        return _error(422, "invalid_request", detail)
+
+    @app.exception_handler(SQLAlchemyError)
+    async def db_error(_request: Request, exc: SQLAlchemyError) -> Response:
+        log.error("database error: %s", type(exc).__name__)
+        return _error(503, "unavailable", "the database is busy or unreachable; try again")
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, exc: Exception) -> Response:
+        log.error("unexpected %s", type(exc).__name__)
+        return _error(500, "internal", "internal error")
+
+    @app.get("/healthz", tags=["health"])
+    def healthz(session: Db) -> Response:
+        """Liveness and database reachability; needs no key."""
+        session.execute(select(1))
+        return _json({"status": "ok"})
+
+    @app.get("/api/v1/runs", response_model=schemas.RunList, responses=ERRORS, tags=["runs"])
+    def runs(who: Caller, session: Db) -> Response:
+        """Stored batches that hold funds this key may see (counts cover only those funds)."""
+        return _json({"items": queries.list_runs(session, who)})
+
+    @app.get("/api/v1/funds", response_model=schemas.FundPage, responses=ERRORS, tags=["funds"])
+    def funds(
+        who: Caller,
+        session: Db,
+        type: Annotated[str | None, _text()] = None,
+        grade: Annotated[int | None, Query(ge=1, le=5)] = None,
+        company: Annotated[str | None, _text()] = None,
+        q: Annotated[str | None, _text()] = None,
+        as_of: Annotated[dt.date | None, Query()] = None,
+        page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
+        page_size: Annotated[int, Query(ge=1, le=1_000_000)] = 20,
+    ) -> Response:
+        """The latest rated funds this key may see (or those of one as-of date), best grade first."""
+        size = min(page_size, PAGE_SIZE_MAX)
+        filt = queries.FundFilter(type=type, grade=grade, company=company, q=q, as_of=as_of)
+        total, items = queries.list_funds(session, who, filt, page=page, page_size=size)
+        return _json(
+            {
+                "total": total,
+                "page": page,
+                "page_size": size,
+                "page_size_max": PAGE_SIZE_MAX,
+                "page_size_capped": page_size > PAGE_SIZE_MAX,
+                "items": items,
+            }
+        )
+
+    @app.get(
+        "/api/v1/funds/{code}",
+        responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
+        tags=["funds"],
+    )
+    def fund(code: str, who: Caller, session: Db) -> Response:
+        """The fund's newest full report, in the JSON report schema."""
+        text = queries.fund_report(session, who, code) if CODE_RE.match(code) else None
+        if text is None:
+            raise HTTPException(404, "no such fund")
+        return Response(text, media_type="application/json")
+
+    @app.get(
+        "/api/v1/funds/{code}/history",
+        response_model=schemas.History,
+        responses={**ERRORS, **NOT_FOUND},
+        tags=["funds"],
+    )
+    def history(code: str, who: Caller, session: Db) -> Response:
+        """Every stored result for the fund, oldest first."""
+        items = queries.fund_history(session, who, code) if CODE_RE.match(code) else []
+        if not items:
+            raise HTTPException(404, "no such fund")
+        return _json({"fund_code": code, "items": items})
+
+    @app.get("/api/v1/summary", response_model=schemas.Summary, responses=ERRORS, tags=["summary"])
+    def summary(
+        who: Caller, session: Db, as_of: Annotated[dt.date | None, Query()] = None
+    ) -> Response:
+        """Grade distribution per 유형 over the funds this key may see."""
+        dist = queries.summary(session, who, as_of)
+        return _json(
+            {
+                "as_of": as_of.isoformat() if as_of else None,
+                "funds": sum(row["total"] for row in dist.values()),
+                "grade_distribution": dist,
+            }
+        )
+
+    app.add_middleware(AccessLog)
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """Factory for ``uvicorn --factory`` workers: the URL comes from ``EVALUATOR_DB``."""
+    if not logging.getLogger().handlers:  # spawned workers do not inherit the parent's logging setup
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    return create_app(os.environ.get(ENV_URL))

@@ -1,0 +1,235 @@
+"""Storing a batch: a report folder (summary.json + <code>.json) goes into the database in ONE transaction.
+
+``fund evaluate --db`` and ``db import`` both come through :func:`store_folder`, so a batch stored directly
+and the same folder imported later are the same documents with the same identity. Identity is the hash of
+(input file hashes, rubric hash, as-of, engine version), read from ``summary.json``'s ``inputs.provenance``;
+a folder written before provenance was recorded is identified by its summary file's own hash instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, and_, exists, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, aliased
+
+from evaluator.app.storage.provenance import json_sha256
+from evaluator.app.storage.tables import FundDocument, FundResult, Run
+
+MAX_CODE_LEN = 200
+
+
+class BatchError(ValueError):
+    """A report folder that cannot be stored as it is (nothing was stored)."""
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    run_id: int
+    created: bool
+    funds: int
+    as_of: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    summary: dict[str, Any]
+    reports: list[tuple[str, dict[str, Any]]]  # (report text, parsed report)
+    identity: str
+    input_hashes: dict[str, str]
+    rubric_hash: str | None
+    engine_version: str
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BatchError(f"{path.name}: not readable JSON ({exc})") from None
+
+
+def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
+    from evaluator.methodology.schemas import schema_problems
+
+    return schema_problems(doc, schema)
+
+
+def read_folder(folder: str | Path) -> Batch:
+    """Read and check a report folder; raise :class:`BatchError` naming every problem found."""
+    from evaluator.domains.fund.report import report_schema, summary_schema
+    from evaluator.methodology.outputs import path_inside
+
+    base = Path(folder)
+    if not (base / "summary.json").is_file():
+        raise BatchError(f"{base} has no summary.json; is it a `fund evaluate --out` folder?")
+    summary_bytes = (base / "summary.json").read_bytes()
+    summary = _load_json(base / "summary.json")
+    problems = _problems(summary, summary_schema())
+    if problems:
+        raise BatchError("summary.json does not match the summary schema: " + "; ".join(problems[:5]))
+    reports: list[tuple[str, dict[str, Any]]] = []
+    bad: list[str] = []
+    rschema = report_schema()
+    seen: set[str] = set()
+    for line in summary["funds"]:
+        code, name = line.get("fund_code"), line.get("file")
+        if not isinstance(code, str) or not code or len(code) > MAX_CODE_LEN or code in seen:
+            bad.append(f"fund code {code!r} is empty, too long or repeated")
+            continue
+        seen.add(code)
+        if name is None:  # the report could not be written (summary carries write_error)
+            continue
+        if not isinstance(name, str) or not name.endswith(".json"):
+            bad.append(f"{code}: file name {name!r} is not a .json name")
+            continue
+        try:
+            path = path_inside(base, name[: -len(".json")], ".json")
+        except ValueError:
+            bad.append(f"{code}: file {name!r} would be outside the folder")
+            continue
+        if path.name != name:
+            bad.append(f"{code}: file {name!r} is not a plain file name in the folder")
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            doc = json.loads(text)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            bad.append(f"{name}: not readable JSON ({type(exc).__name__})")
+            continue
+        errs = _problems(doc, rschema)
+        if errs:
+            bad.append(f"{name}: {errs[0]}")
+        elif doc["fund_code"] != code or doc["as_of"] != summary["as_of"]:
+            bad.append(f"{name}: fund code or as-of differs from summary.json")
+        else:
+            reports.append((json.dumps(doc, ensure_ascii=False, separators=(",", ":")), doc))
+    if bad:
+        more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
+        raise BatchError(f"{len(bad)} report(s) cannot be stored: " + "; ".join(bad[:10]) + more)
+    prov = summary.get("inputs", {}).get("provenance") or {}
+    if prov.get("input_hashes") and prov.get("engine_version"):
+        input_hashes = {str(k): str(v) for k, v in prov["input_hashes"].items()}
+        rubric_hash, version = prov.get("rubric_sha256"), str(prov["engine_version"])
+    else:
+        input_hashes = {"summary.json": hashlib.sha256(summary_bytes).hexdigest()}
+        rubric_hash, version = None, "unknown"
+    identity = json_sha256(
+        {"inputs": input_hashes, "rubric": rubric_hash, "as_of": summary["as_of"], "engine": version}
+    )
+    return Batch(summary, reports, identity, input_hashes, rubric_hash, version)
+
+
+def _document_rows(run_id: int, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
+    return [
+        {
+            "run_id": run_id,
+            "fund_code": doc["fund_code"],
+            "metrics": doc.get("metrics") or {},
+            "report": text,
+            "model_evaluation": doc.get("model_evaluation"),
+        }
+        for text, doc in reports
+    ]
+
+
+def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
+    return [
+        {
+            "run_id": run_id,
+            "as_of": as_of,
+            "is_current": False,
+            "fund_code": doc["fund_code"],
+            "fund_name": doc.get("fund_name"),
+            "company": doc.get("company"),
+            "type": doc.get("type"),
+            "status": doc["status"],
+            "grade": doc.get("grade"),
+            "score": doc.get("score"),
+            "percentile": doc.get("peer_percentile"),
+        }
+        for text, doc in reports
+    ]
+
+
+def _mark_current(session: Session, run_id: int, as_of: dt.date) -> None:
+    """Make this run's rows current unless a fund already has a result for a later as-of."""
+    new_codes = select(FundResult.fund_code).where(FundResult.run_id == run_id)
+    session.execute(
+        update(FundResult)
+        .where(
+            FundResult.is_current.is_(True),
+            FundResult.run_id != run_id,
+            FundResult.as_of <= as_of,
+            FundResult.fund_code.in_(new_codes),
+        )
+        .values(is_current=False)
+    )
+    later = aliased(FundResult)
+    session.execute(
+        update(FundResult)
+        .where(
+            FundResult.run_id == run_id,
+            ~exists().where(and_(later.fund_code == FundResult.fund_code, later.as_of > as_of)),
+        )
+        .values(is_current=True)
+    )
+
+
+def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(7_318_001)))  # one writer keeps is_current right
+    rubric = batch.summary["rubric"]
+    run = Run(
+        identity=batch.identity,
+        as_of=as_of,
+        rubric_name=str(rubric["name"]),
+        rubric_version=str(rubric["version"]),
+        rubric_hash=batch.rubric_hash,
+        input_hashes=batch.input_hashes,
+        engine_version=batch.engine_version,
+        source=source,
+        created_at=dt.datetime.now(dt.timezone.utc),
+        funds_total=int(batch.summary["funds_total"]),
+        summary={k: v for k, v in batch.summary.items() if k != "funds"},
+        model_run=batch.summary.get("model_evaluation"),
+    )
+    session.add(run)
+    session.flush()
+    rows = _result_rows(run.id, as_of, batch.reports)
+    if rows:
+        session.execute(insert(FundResult), rows)
+        session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))
+    _mark_current(session, run.id, as_of)
+    return run.id
+
+
+def _existing(engine: Engine, identity: str) -> int | None:
+    with Session(engine) as session:
+        return session.scalar(select(Run.id).where(Run.identity == identity))
+
+
+def store_batch(engine: Engine, batch: Batch, *, source: str) -> StoreResult:
+    """Store ``batch`` in one transaction; a batch already stored is left alone (``created=False``)."""
+    as_of = dt.date.fromisoformat(batch.summary["as_of"])
+    existing = _existing(engine, batch.identity)
+    if existing is None:
+        try:
+            with Session(engine) as session, session.begin():
+                run_id = _insert(session, batch, source, as_of)
+            return StoreResult(run_id, True, len(batch.reports), batch.summary["as_of"])
+        except IntegrityError:  # the same batch stored by someone else a moment ago
+            existing = _existing(engine, batch.identity)
+            if existing is None:
+                raise
+    return StoreResult(existing, False, len(batch.reports), batch.summary["as_of"])
+
+
+def store_folder(engine: Engine, folder: str | Path, *, source: str = "import") -> StoreResult:
+    return store_batch(engine, read_folder(folder), source=source)

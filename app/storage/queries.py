@@ -1,0 +1,207 @@
+"""Read side for the API: every query takes the caller's :class:`Principal` and filters by its scope in SQL.
+
+A client key sees a fund when the fund's 운용사 is one of its companies or its code is one of its funds;
+an admin key sees everything. Nothing outside the scope is ever counted, listed or summarised. All
+filters are bound parameters (SQLAlchemy expressions), never SQL text built from request values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, true
+from sqlalchemy.orm import Session, aliased
+
+from evaluator.app.storage.apikeys import Principal
+from evaluator.app.storage.tables import FundDocument, FundResult, Run
+
+GRADE_KEYS = ("1", "2", "3", "4", "5")
+
+
+def visible(principal: Principal, table: Any = FundResult) -> ColumnElement[bool]:
+    if principal.admin:
+        return true()
+    terms = []
+    if principal.companies:
+        terms.append(table.company.in_(principal.companies))
+    if principal.funds:
+        terms.append(table.fund_code.in_(principal.funds))
+    return or_(*terms) if terms else false()
+
+
+def _latest_for(as_of: dt.date | None) -> ColumnElement[bool]:
+    """Rows that are each fund's newest result, overall or for one as-of date."""
+    if as_of is None:
+        return FundResult.is_current.is_(True)
+    newer = aliased(FundResult)
+    latest_run = (
+        select(func.max(newer.run_id))
+        .where(newer.fund_code == FundResult.fund_code, newer.as_of == as_of)
+        .scalar_subquery()
+    )
+    return and_(FundResult.as_of == as_of, FundResult.run_id == latest_run)
+
+
+@dataclass(frozen=True)
+class FundFilter:
+    type: str | None = None
+    grade: int | None = None
+    company: str | None = None
+    q: str | None = None
+    as_of: dt.date | None = None
+
+
+def _filtered(principal: Principal, f: FundFilter) -> list[ColumnElement[bool]]:
+    cond = [visible(principal), _latest_for(f.as_of), FundResult.status == "ok"]
+    if f.type is not None:
+        cond.append(FundResult.type == f.type)
+    if f.grade is not None:
+        cond.append(FundResult.grade == f.grade)
+    if f.company is not None:
+        cond.append(FundResult.company == f.company)
+    if f.q:
+        cond.append(
+            or_(
+                FundResult.fund_name.icontains(f.q, autoescape=True),
+                FundResult.fund_code.icontains(f.q, autoescape=True),
+            )
+        )
+    return cond
+
+
+LIST_COLUMNS = (
+    FundResult.fund_code,
+    FundResult.fund_name,
+    FundResult.company,
+    FundResult.type,
+    FundResult.grade,
+    FundResult.score,
+    FundResult.percentile,
+    FundResult.as_of,
+    FundResult.run_id,
+)
+
+
+def list_funds(
+    session: Session, principal: Principal, f: FundFilter, *, page: int, page_size: int
+) -> tuple[int, list[dict[str, Any]]]:
+    cond = _filtered(principal, f)
+    total = session.scalar(select(func.count()).select_from(FundResult).where(*cond)) or 0
+    stmt: Select = (
+        select(*LIST_COLUMNS)
+        .where(*cond)
+        .order_by(FundResult.grade, FundResult.score.desc(), FundResult.fund_code)
+        .limit(page_size)
+        .offset((page - 1) * page_size)
+    )
+    items = [
+        {
+            "fund_code": r.fund_code,
+            "fund_name": r.fund_name,
+            "company": r.company,
+            "type": r.type,
+            "grade": r.grade,
+            "score": r.score,
+            "peer_percentile": r.percentile,
+            "as_of": r.as_of.isoformat(),
+            "run_id": r.run_id,
+        }
+        for r in session.execute(stmt)
+    ]
+    return int(total), items
+
+
+def fund_report(session: Session, principal: Principal, code: str) -> str | None:
+    """The newest visible report's JSON text for ``code``, or None (unknown and out-of-scope look alike)."""
+    stmt = (
+        select(FundDocument.report)
+        .join(
+            FundResult,
+            and_(FundResult.run_id == FundDocument.run_id, FundResult.fund_code == FundDocument.fund_code),
+        )
+        .where(FundResult.fund_code == code, visible(principal))
+        .order_by(FundResult.as_of.desc(), FundResult.run_id.desc())
+        .limit(1)
+    )
+    return session.scalar(stmt)
+
+
+def fund_history(session: Session, principal: Principal, code: str) -> list[dict[str, Any]]:
+    stmt = (
+        select(
+            FundResult.run_id, FundResult.as_of, FundResult.status, FundResult.grade, FundResult.score,
+            FundResult.percentile, FundResult.type, FundResult.company, Run.rubric_name, Run.rubric_version,
+        )
+        .join(Run, Run.id == FundResult.run_id)
+        .where(FundResult.fund_code == code, visible(principal))
+        .order_by(FundResult.as_of, FundResult.run_id)
+    )
+    return [
+        {
+            "run_id": r.run_id,
+            "as_of": r.as_of.isoformat(),
+            "status": r.status,
+            "grade": r.grade,
+            "score": r.score,
+            "peer_percentile": r.percentile,
+            "type": r.type,
+            "company": r.company,
+            "rubric": {"name": r.rubric_name, "version": r.rubric_version},
+        }
+        for r in session.execute(stmt)
+    ]
+
+
+def summary(session: Session, principal: Principal, as_of: dt.date | None) -> dict[str, dict[str, int]]:
+    """Grade distribution per 유형 (same shape as summary.json's grade_distribution), visible funds only."""
+    stmt = (
+        select(FundResult.type, FundResult.status, FundResult.grade, func.count())
+        .where(visible(principal), _latest_for(as_of))
+        .group_by(FundResult.type, FundResult.status, FundResult.grade)
+    )
+    out: dict[str, dict[str, int]] = {}
+    for fund_type, status, grade, n in session.execute(stmt):
+        row = out.setdefault(
+            fund_type or "(없음)", {**dict.fromkeys(GRADE_KEYS, 0), "not_rated": 0, "error": 0, "total": 0}
+        )
+        key = str(grade) if status == "ok" and grade is not None else ("error" if status == "error" else "not_rated")
+        row[key] += int(n)
+        row["total"] += int(n)
+    return dict(sorted(out.items()))
+
+
+def list_runs(session: Session, principal: Principal) -> list[dict[str, Any]]:
+    """Runs with at least one visible fund; counts cover visible funds only; input hashes for admins."""
+    counts = (
+        select(FundResult.run_id, FundResult.status, func.count().label("n"))
+        .where(visible(principal))
+        .group_by(FundResult.run_id, FundResult.status)
+        .subquery()
+    )
+    stmt = (
+        select(Run, counts.c.status, counts.c.n)
+        .join(counts, counts.c.run_id == Run.id)
+        .order_by(Run.as_of.desc(), Run.id.desc())
+    )
+    runs: dict[int, dict[str, Any]] = {}
+    for run, status, n in session.execute(stmt):
+        doc = runs.get(run.id)
+        if doc is None:
+            doc = runs[run.id] = {
+                "run_id": run.id,
+                "as_of": run.as_of.isoformat(),
+                "rubric": {"name": run.rubric_name, "version": run.rubric_version, "sha256": run.rubric_hash},
+                "engine_version": run.engine_version,
+                "source": run.source,
+                "created_at": run.created_at.isoformat(),
+                "funds": 0,
+                "status_counts": {"ok": 0, "not_rated": 0, "error": 0},
+                "model_evaluated": run.model_run is not None,
+            }
+            if principal.admin:
+                doc["input_hashes"] = run.input_hashes
+        doc["status_counts"][status] = doc["status_counts"].get(status, 0) + int(n)
+        doc["funds"] += int(n)
+    return list(runs.values())

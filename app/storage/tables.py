@@ -1,0 +1,99 @@
+"""The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run), api_keys.
+
+``fund_results.is_current`` marks each fund's newest result (latest as-of, then latest run), kept in the
+same transaction that stores a batch, so the API's default lists are a plain indexed filter. Migrations in
+``migrations/versions`` create exactly these tables; change both together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Date, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Run(Base):
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    identity: Mapped[str] = mapped_column(String(64), unique=True)
+    as_of: Mapped[dt.date] = mapped_column(Date, index=True)
+    rubric_name: Mapped[str] = mapped_column(String(200))
+    rubric_version: Mapped[str] = mapped_column(String(100))
+    rubric_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)  # None: folder predates it
+    input_hashes: Mapped[dict[str, Any]] = mapped_column(JSON)
+    engine_version: Mapped[str] = mapped_column(String(100))
+    source: Mapped[str] = mapped_column(String(20))  # "evaluate" or "import"
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    funds_total: Mapped[int] = mapped_column(Integer)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON)  # summary.json without its per-fund list
+    model_run: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class FundResult(Base):
+    __tablename__ = "fund_results"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    as_of: Mapped[dt.date] = mapped_column(Date)
+    is_current: Mapped[bool] = mapped_column(Boolean, default=False)
+    fund_code: Mapped[str] = mapped_column(String(200))
+    fund_name: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    company: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    type: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    status: Mapped[str] = mapped_column(String(20))
+    grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    percentile: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    __table_args__ = (
+        Index("ix_fund_results_run_code", "run_id", "fund_code", unique=True),
+        Index("ix_fund_results_code_asof", "fund_code", "as_of", "run_id"),
+        # a client's funds and summary straight from the index
+        Index("ix_fund_results_company", "company", "is_current", "status", "type", "grade", "score"),
+        Index("ix_fund_results_run_status", "run_id", "status", "company"),
+    )
+
+
+# lists in their order (grade, best score first) without a sort, with and without a 유형 filter
+Index(
+    "ix_fund_results_order",
+    FundResult.is_current, FundResult.status, FundResult.grade, FundResult.score.desc(), FundResult.fund_code,
+)
+Index(
+    "ix_fund_results_type",
+    FundResult.is_current, FundResult.status, FundResult.type, FundResult.grade, FundResult.score.desc(),
+    FundResult.fund_code,
+)
+
+
+class FundDocument(Base):
+    """The bulky part of a result (metrics, report text, model evaluation), apart so list queries stay small."""
+
+    __tablename__ = "fund_documents"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    fund_code: Mapped[str] = mapped_column(String(200), primary_key=True)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+    report: Mapped[str] = mapped_column(Text)  # the report JSON text, served as is
+    model_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # public part of ev_<id>_<secret>
+    client: Mapped[str] = mapped_column(String(200))
+    secret_hash: Mapped[str] = mapped_column(String(300))  # scrypt$n$r$p$salt$hash, never the secret
+    admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    companies: Mapped[list[str]] = mapped_column(JSON)
+    funds: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    expires_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)  # last valid day (UTC)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
