@@ -46,12 +46,12 @@ def run_training(overrides: dict, config: Path | None) -> dict:
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
-        domain: str = typer.Option(None, help="Domain pack (gsm8k, fund)."),
+        domain: str = typer.Option(None, help="Domain pack (`evaluator domains list`)."),
         model: str = typer.Option(None, help="Preset, tiny, hub id or local path."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option(None, help="Training split."),
-        style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
-        language: str = typer.Option(None, help="System prompt language: en or ko."),
+        style: str = typer.Option(None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's)."),
+        language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         limit: int = typer.Option(None, help="Use only the first N rows."),
         output_dir: str = typer.Option(None, "--output-dir", "-o", help="Run folder."),
         config: Path = typer.Option(None, "--config", "-c", help="YAML run config; flags override it."),
