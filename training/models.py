@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +27,33 @@ def cache_dir() -> Path:
 
 def tiny_corpus(limit: int = 400) -> list[str]:
     """Text to train the tiny tokenizer on: every pack's synthetic data (offline, deterministic)."""
-    from evaluator.domains.registry import get_pack, pack_names
+    return list(_corpus_and_key(tuple(pack_names_now()), limit)[0])
 
-    texts: list[str] = []
-    for name in pack_names():
-        texts.extend(get_pack(name).tokenizer_corpus(limit))
-    return texts
+
+def pack_names_now() -> list[str]:
+    from evaluator.domains.registry import pack_names
+
+    return pack_names()
+
+
+@cache
+def _corpus_and_key(names: tuple[str, ...], limit: int = 400) -> tuple[tuple[str, ...], str]:
+    """The packs' corpus and its fingerprint, computed once per process for a set of registered packs."""
+    from evaluator.domains.registry import corpus_fingerprint, tokenizer_corpus
+
+    texts = tokenizer_corpus(limit)
+    return tuple(texts), corpus_fingerprint(texts)
+
+
+def tiny_dir(name: str) -> Path:
+    """Where the cached tiny model ``name`` lives: the folder name carries the packs' corpus fingerprint."""
+    return cache_dir() / "models" / f"{name}-{_corpus_and_key(tuple(pack_names_now()))[1]}"
 
 
 def ensure_tiny(name: str = "tiny", out_dir: str | os.PathLike[str] | None = None) -> Path:
     """Return the folder of the named tiny model, building it on first use."""
     spec = TINY_NAMES[name]
-    target = Path(out_dir) if out_dir else cache_dir() / "models" / name
+    target = Path(out_dir) if out_dir else tiny_dir(name)
     if (target / "config.json").exists() and (target / "tokenizer.json").exists():
         return target
     return build_tiny(target, tiny_corpus(), spec)
