@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "db",
     "keys",
     "serve",
+    "export",
+    "vllm_serve",
 )
 
 app = typer.Typer(

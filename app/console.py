@@ -8,14 +8,16 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a one-paragraph error (no traceback) and exit."""
-    err_console.print(f"[bold red]error:[/] {message}")
+    """Print a one-paragraph error (no traceback) and exit. The message is data (it may quote a fund code or a
+    cell such as ``[/x]``), so it is printed literally, never read as Rich markup."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
 

@@ -10,9 +10,12 @@ optimises, so a training reward and an evaluation verdict can never disagree.
 
 from __future__ import annotations
 
+import copy
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 RewardFn = Callable[..., list[float | None]]
@@ -31,18 +34,104 @@ def completion_text(completion: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Score:
+    """What a pack's grader says about one completion, in the terms of its declared metrics.
+
+    ``value`` is one float (the pack declares one metric) or a dict of named floats (one per metric it
+    measured; a metric a grader could not compute, e.g. an optional model-based one, is simply absent).
+    """
+
+    value: float | dict[str, float]
+    answer: str | None = None
+    explanation: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def values(self, metrics: Sequence[Metric]) -> dict[str, float]:
+        """The value as ``{metric name: float}``; a bare float belongs to the first declared metric."""
+        if isinstance(self.value, Mapping):
+            return {str(k): float(v) for k, v in self.value.items() if v is not None}
+        return {metrics[0].name: float(self.value)}
+
+
+AGGREGATIONS = ("mean",)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A figure a pack reports per item and over items (bootstrap CI over items, paired deltas in compare).
+
+    ``binary`` metrics are 0/1 per item (McNemar applies to them); ``headline`` marks the one number a
+    report leads with.
+    """
+
+    name: str
+    description: str = ""
+    aggregation: str = "mean"
+    higher_is_better: bool = True
+    headline: bool = False
+    binary: bool = False
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise PackError(f"metric {self.name!r}: aggregation must be one of {', '.join(AGGREGATIONS)}")
+
+
+ACCURACY = Metric(
+    "accuracy", "Share of items whose extracted answer is correct.", headline=True, binary=True
+)
+"""The metric of a pack whose grader says right or wrong (the default)."""
+
+
+def check_metrics(metrics: Sequence[Metric], pack: str = "?") -> tuple[Metric, ...]:
+    """Metrics with unique names and exactly one headline, or PackError."""
+    names = [m.name for m in metrics]
+    if not names:
+        raise PackError(f"pack {pack!r} declares no metrics")
+    if len(set(names)) != len(names):
+        raise PackError(f"pack {pack!r} declares a metric twice: {', '.join(names)}")
+    heads = [m.name for m in metrics if m.headline]
+    if len(heads) != 1:
+        raise PackError(f"pack {pack!r} must mark exactly one headline metric, not {heads or 'none'}")
+    return tuple(metrics)
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """How one completion was graded: what was read, whether it counts, and every reward's score."""
+    """How one completion was graded: what was read, whether it counts, every reward's score, and the
+    grader's :class:`Score` in metric terms (None: the pack's default, ``accuracy`` = ``correct``)."""
 
     extracted: str | None
     correct: bool
     format_ok: bool
     scores: dict[str, float | None]
     details: dict[str, Any] = field(default_factory=dict)
+    score: Score | None = None
 
 
 class PackError(ValueError):
     """A pack was asked for something it cannot provide (unknown style, source, …)."""
+
+
+@dataclass(frozen=True)
+class RewardSpec:
+    """One row of a rubric's reward table."""
+
+    weight: float
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PackPlot:
+    """A picture a pack draws from a folder its own commands wrote.
+
+    ``detect(folder)`` says whether the folder holds the pack's output; ``plan(folder, out, prefix, warn)``
+    returns a :class:`evaluator.methodology.plotting.Plan` (or raises ``NothingToPlotError``).
+    """
+
+    name: str
+    description: str
+    detect: Callable[[Path], bool]
+    plan: Callable[..., Any]
 
 
 class DomainPack(ABC):
@@ -56,6 +145,10 @@ class DomainPack(ABC):
     thinking_styles: tuple[str, ...] = ()
     """Styles meant to think in the model's own thinking mode: a chat template that reads ``enable_thinking``
     (Qwen3) gets ``True`` for these and ``False`` for every other style."""
+    languages: tuple[str, ...] = ("en",)
+    """Languages the pack has system prompts in (``--language``); the first is the default."""
+    data_help: str = ""
+    """What ``--data`` accepts for this pack (shown by ``evaluator domains list``)."""
 
     @abstractmethod
     def rubric(self) -> dict[str, Any]:
@@ -72,11 +165,13 @@ class DomainPack(ABC):
         split: str,
         *,
         style: str | None = None,
-        language: str = "en",
+        language: str | None = None,
         limit: int | None = None,
         seed: int = 0,
     ) -> Any:
-        """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``id``, ``style`` and gold columns."""
+        """A ``datasets.Dataset`` with ``prompt`` (chat messages), ``id``, ``style`` and gold columns.
+
+        ``language`` picks the system prompt (None: the pack's first; see :meth:`check_language`)."""
 
     @abstractmethod
     def extract(self, text: str, *, style: str, mode: str = "strict") -> str | None:
@@ -86,19 +181,116 @@ class DomainPack(ABC):
     def is_correct(self, extracted: str | None, row: Mapping[str, Any]) -> bool:
         """Compare an extracted answer with the row's gold answer."""
 
+    # ---- declared hooks with defaults ---------------------------------------------------------
+    def metrics(self) -> tuple[Metric, ...]:
+        """The figures reports, CIs, ``compare`` and plots show for this pack (default: accuracy)."""
+        return (ACCURACY,)
+
+    def score_of(self, verdict: Verdict) -> Score:
+        """The grader's :class:`Score` of a verdict: its own when the pack set one, else accuracy = correct."""
+        if verdict.score is not None:
+            return verdict.score
+        return Score(value={"accuracy": 1.0 if verdict.correct else 0.0}, answer=verdict.extracted)
+
+    def gold_from_field(self, value: Any) -> Any:
+        """The gold answer in an answer field of a predictions file (ValueError when it has none)."""
+        return value
+
+    def normalize_answer(self, value: Any) -> Any:
+        """The form two extracted answers are compared in for a majority vote (identity by default)."""
+        return value
+
+    def check_language(self, language: str | None) -> str:
+        """``language``, or the pack's first, checked against the languages it has prompts in."""
+        chosen = language or self.languages[0]
+        if chosen not in self.languages:
+            raise PackError(
+                f"pack {self.name!r} has prompts in {', '.join(self.languages)}, not {chosen!r}"
+            )
+        return chosen
+
+    metric_options: tuple[str, ...] = ()
+    """Options the pack's metrics take from the command line (e.g. ``bertscore_model``); none by default."""
+
+    def configure_metrics(self, **options: Any) -> DomainPack:
+        """A copy of the pack whose metrics use ``options`` (only names in :attr:`metric_options`)."""
+        given = {k: v for k, v in options.items() if v is not None}
+        unknown = [k for k in given if k not in self.metric_options]
+        if unknown:
+            flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            raise PackError(f"pack {self.name!r} has no metric that takes {flags}")
+        if not given:
+            return self
+        clone = copy.copy(self)
+        clone._metric_config = {**getattr(self, "_metric_config", {}), **given}
+        return clone
+
+    @property
+    def metric_config(self) -> dict[str, Any]:
+        """The options :meth:`configure_metrics` set (empty by default)."""
+        return dict(getattr(self, "_metric_config", {}))
+
+    def complete_metrics(
+        self, rows: Sequence[Mapping[str, Any]], completions: Sequence[str], values: Sequence[dict[str, float]]
+    ) -> list[dict[str, float]]:
+        """Metrics computed over the whole batch at once (a model-based metric: one forward per batch), merged
+        into each completion's per-item ``values``. Default: the values unchanged."""
+        return [dict(v) for v in values]
+
+    def metric_notes(self) -> list[str]:
+        """Notices a report should carry about its metrics (e.g. an optional metric that was skipped)."""
+        return []
+
+    def plots(self) -> Sequence[PackPlot]:
+        """The pack's own pictures, found by ``evaluator plot`` in folders the pack's commands write."""
+        return ()
+
     # ---- shared behaviour -------------------------------------------------------------------
     @property
     def default_style(self) -> str:
         return str(self.rubric().get("default_style") or self.styles[0])
 
+    def reward_table(self) -> dict[str, RewardSpec]:
+        """The rubric's reward table, typed: it must name exactly the pack's rewards, each with a weight.
+
+        A reward the table forgot would otherwise train at a silent default weight; a name it invents
+        would be a weight nothing reads. Both are refused with the names.
+        """
+        rewards = self.rubric().get("rewards")
+        where = f"pack {self.name!r} rubric"
+        if not isinstance(rewards, Mapping):
+            raise PackError(f"{where} has no 'rewards' table (reward name → weight, description)")
+        expected = list(self.reward_functions())
+        missing = [n for n in expected if n not in rewards]
+        unknown = [str(n) for n in rewards if n not in expected]
+        if missing or unknown:
+            parts = [f"missing {', '.join(missing)}"] if missing else []
+            parts += [f"unknown {', '.join(unknown)}"] if unknown else []
+            raise PackError(
+                f"{where}: the rewards table must name exactly the pack's rewards ({', '.join(expected)}); "
+                + "; ".join(parts)
+            )
+        table: dict[str, RewardSpec] = {}
+        for name, spec in rewards.items():
+            weight = spec.get("weight") if isinstance(spec, Mapping) else None
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+                raise PackError(f"{where}: rewards.{name}.weight must be a number ≥ 0, not {weight!r}")
+            table[str(name)] = RewardSpec(float(weight), str(spec.get("description", "")))
+        return table
+
+    def check_contract(self) -> None:
+        """What the registry checks when it loads a pack: a typed reward table and well-formed metrics."""
+        self.reward_table()
+        check_metrics(self.metrics(), self.name)
+        if not self.languages:
+            raise PackError(f"pack {self.name!r} declares no languages")
+
     def default_weights(self) -> dict[str, float]:
         """Reward weights as the rubric states them (CLI/config may override)."""
-        rewards = self.rubric().get("rewards", {})
-        return {name: float(spec.get("weight", 1.0)) for name, spec in rewards.items()}
+        return {name: spec.weight for name, spec in self.reward_table().items()}
 
     def reward_descriptions(self) -> dict[str, str]:
-        rewards = self.rubric().get("rewards", {})
-        return {name: str(spec.get("description", "")) for name, spec in rewards.items()}
+        return {name: spec.description for name, spec in self.reward_table().items()}
 
     def check_style(self, style: str | None) -> str:
         chosen = style or self.default_style

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from importlib import import_module
 
@@ -10,7 +11,12 @@ from evaluator.domains.base import DomainPack, PackError
 _PACKS: dict[str, str] = {
     "gsm8k": "evaluator.domains.gsm8k.pack:GSM8KPack",
     "fund": "evaluator.domains.fund.pack:FundPack",
+    "ko-grammar": "evaluator.domains.ko_grammar.pack:KoGrammarPack",
 }
+
+
+DEFAULT_DOMAIN = "gsm8k"
+"""The pack a run config uses when it names none."""
 
 
 def register(name: str, target: str) -> None:
@@ -29,7 +35,26 @@ def get_pack(name: str) -> DomainPack:
         raise PackError(f"unknown domain {name!r}; known domains: {', '.join(pack_names())}")
     module_name, _, cls_name = _PACKS[name].partition(":")
     cls = getattr(import_module(module_name), cls_name)
-    return cls()
+    pack = cls()
+    pack.check_contract()  # a rubric that forgets a reward fails here, not as a silent weight in training
+    return pack
+
+
+def tokenizer_corpus(limit: int = 400) -> list[str]:
+    """Every registered pack's :meth:`~DomainPack.tokenizer_corpus`, in name order (for the tiny tokenizer)."""
+    texts: list[str] = []
+    for name in pack_names():
+        texts.extend(get_pack(name).tokenizer_corpus(limit))
+    return texts
+
+
+def corpus_fingerprint(texts: list[str]) -> str:
+    """12 hex digits of the corpus: part of the tiny model's cache key, so a new or changed pack rebuilds it."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode("utf-8"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()[:12]
 
 
 def unregister(name: str) -> None:

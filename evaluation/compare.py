@@ -1,6 +1,8 @@
 """Paired comparison of two evaluation reports on the same items: delta, paired bootstrap CI, McNemar.
 
-Items are matched by id. An id whose content hash differs between the reports (same id, another
+Every metric the reports declare gets a paired delta with a bootstrap CI over items (``metrics``); McNemar's
+test only for binary ones. A version-1 report (before packs declared metrics) reads as one binary
+``accuracy`` metric, its items' correctness under the report's extraction mode. Items are matched by id. An id whose content hash differs between the reports (same id, another
 question) is left out and named, so a comparison across different datasets cannot pass silently.
 """
 
@@ -68,6 +70,61 @@ def _mode_result(
     }
 
 
+V1_ACCURACY = {"aggregation": "mean", "higher_is_better": True, "headline": True, "binary": True}
+
+
+def declared_metrics(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Name → declaration (higher_is_better, binary, headline) of the report's metrics; v1: accuracy."""
+    if isinstance(report.get("metrics"), Mapping):
+        return dict(report["metrics"])
+    return {"accuracy": V1_ACCURACY}
+
+
+def item_metrics(item: Mapping[str, Any], report: Mapping[str, Any]) -> dict[str, float]:
+    """One item's metric values (its first sample's); a v1 item's accuracy is its correctness."""
+    if isinstance(item.get("metrics"), Mapping) and isinstance(report.get("metrics"), Mapping):
+        return {str(k): float(v) for k, v in item["metrics"].items()}
+    mode = report.get("extract") if report.get("extract") in ("strict", "flexible") else "strict"
+    return {"accuracy": 1.0 if item.get(f"correct_{mode}") else 0.0}
+
+
+def _metric_results(
+    ids: Sequence[str], a: Mapping[str, Any], b: Mapping[str, Any], ra: Mapping[str, Any], rb: Mapping[str, Any],
+    seed: int,
+) -> dict[str, Any]:
+    """A paired delta (B − A) with its bootstrap CI for every metric both reports declare."""
+    da, db = declared_metrics(ra), declared_metrics(rb)
+    out: dict[str, Any] = {}
+    for name in [n for n in da if n in db]:
+        decl = da[name]
+        pairs = []
+        for i in ids:
+            va, vb = item_metrics(a[i], ra).get(name), item_metrics(b[i], rb).get(name)
+            if va is not None and vb is not None:
+                pairs.append((i, va, vb))
+        if not pairs:
+            continue
+        xs, ys = [p[1] for p in pairs], [p[2] for p in pairs]
+        boot = stats.paired_bootstrap_delta(xs, ys, seed=seed)
+        better = [i for i, x, y in pairs if (y > x) == bool(decl.get("higher_is_better", True)) and x != y]
+        worse = [i for i, x, y in pairs if x != y and i not in set(better)]
+        binary = bool(decl.get("binary")) and bool(db[name].get("binary"))
+        out[name] = {
+            "a": sum(xs) / len(xs),
+            "b": sum(ys) / len(ys),
+            "delta": boot["delta"],
+            "ci95": boot["ci95"],
+            "n": len(pairs),
+            "higher_is_better": bool(decl.get("higher_is_better", True)),
+            "headline": bool(decl.get("headline")),
+            "binary": binary,
+            "mcnemar_p": stats.mcnemar(len(worse), len(better)) if binary else None,
+            "n_better": len(better),
+            "n_worse": len(worse),
+        }
+    return out
+
+
 def compare_reports(
     a: Mapping[str, Any], b: Mapping[str, Any], seed: int = 0, *, labels: tuple[str, str] = ("A", "B")
 ) -> dict[str, Any]:
@@ -107,7 +164,7 @@ def compare_reports(
             "a report drew several samples per item: the comparison uses each item's first sample"
         )
     result = {
-        "schema_version": 1,
+        "schema_version": 2,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "domain": a.get("domain"),
         "seed": seed,
@@ -118,6 +175,7 @@ def compare_reports(
         "only_in_b": only_b,
         "content_mismatch": mismatched,
         "results": {mode: _mode_result(ids, ia, ib, mode, seed) for mode in ("strict", "flexible")},
+        "metrics": _metric_results(ids, ia, ib, a, b, seed),
         "warnings": warnings,
     }
     validate_or_raise(result, compare_schema(), "comparison")
@@ -151,6 +209,19 @@ def render_comparison(result: Mapping[str, Any], console: Any) -> None:
             str(r["n_lost"]),
         )
     console.print(table)
+    metrics = {n: r for n, r in (result.get("metrics") or {}).items() if not (n == "accuracy" and r["binary"])}
+    if metrics:
+        mt = Table(title="declared metrics (B − A, paired over items)")
+        for col in ("metric", a["label"], b["label"], "Δ (B−A)", "95% CI", "McNemar p", "better", "worse"):
+            mt.add_column(col, justify="left" if col == "metric" else "right")
+        for name, r in metrics.items():
+            lo, hi = r["ci95"]
+            mt.add_row(
+                name + (" ★" if r["headline"] else "") + ("" if r["higher_is_better"] else " (lower is better)"),
+                f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['delta']:+.3f}", f"[{lo:+.3f}, {hi:+.3f}]",
+                "—" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}", str(r["n_better"]), str(r["n_worse"]),
+            )
+        console.print(mt)
     for mode in ("strict",):
         r = result["results"][mode]
         for name, ids in (("gained", r["gained"]), ("lost", r["lost"])):

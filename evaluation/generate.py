@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.training.chat_format import ChatFormat, refuses_system_role, template_kwargs_for
+from evaluator.training.chat_format import ChatFormat, refuses_system_role
 
 Prompt = Sequence[Mapping[str, Any]] | str
 """A conversational prompt (chat messages) or an already rendered prompt string."""
@@ -44,14 +44,6 @@ class Generations:
     @property
     def tokens_per_second(self) -> float | None:
         return self.total_tokens / self.seconds if self.seconds > 0 else None
-
-
-def chat_template_kwargs_for(tokenizer: Any, style: str | None, pack: Any = None) -> dict[str, Any]:
-    """Extra chat-template arguments for a prompt style: the thinking switch, or the pack's own override.
-
-    The rule lives in :mod:`evaluator.training.chat_format`, shared with training and the judge.
-    """
-    return template_kwargs_for(tokenizer, style, pack)
 
 
 def adapter_tokenizer_dir(adapter: str | os.PathLike[str] | None) -> Path | None:

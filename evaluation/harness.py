@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def evaluate(
     batch_size: int = 16,
     max_new_tokens: int = 256,
     style: str | None = None,
-    language: str = "en",
+    language: str | None = None,
     backend: str = "hf",
     quantize: str | None = None,
     device: str | None = None,
@@ -62,18 +62,22 @@ def evaluate(
     seed: int = 0,
     generator: Generator | None = None,
     dataset: Any = None,
-) -> dict[str, Any]:
+    on_batch: Callable[[list[int]], None] | None = None,
+    return_samples: bool = False,
+) -> Any:
     """Evaluate ``model`` (or an already loaded ``generator``) on the pack's data; return the report.
 
     ``dataset`` (rows with ``prompt`` and the pack's gold columns) replaces ``pack.dataset(data, split…)``
     when given. With ``out_dir`` the report and samples are written there (a non-empty folder is
-    refused unless ``force``).
+    refused unless ``force``). ``on_batch`` hears the row indices of each finished batch (progress bars);
+    ``return_samples`` returns ``(report, samples)`` for callers that present the graded samples themselves.
     """
     from evaluator.domains.registry import get_pack
 
     t_start = time.perf_counter()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
     style = pack_obj.check_style(style)
+    language = pack_obj.check_language(language)
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be at least 1, got {limit}")
     check_generation_args(samples, temperature, max_new_tokens, batch_size)
@@ -106,6 +110,8 @@ def evaluate(
         partial.unlink(missing_ok=True)
 
     def save_partial(indices: list[int], texts: list[list[str]]) -> None:
+        if on_batch is not None:
+            on_batch(indices)
         if partial is None:
             return
         for idx, done in zip(indices, texts, strict=True):
@@ -161,7 +167,7 @@ def evaluate(
         "n_generated_tokens": gens.total_tokens,
         "tokens_per_second": round(gens.tokens_per_second, 2) if gens.tokens_per_second else None,
     }
-    warnings = _warnings(samples, temperature, gens.errors)
+    warnings = _warnings(samples, temperature, gens.errors) + pack_obj.metric_notes()
     report = finalize_report(
         summary,
         kind="evaluation",
@@ -176,7 +182,7 @@ def evaluate(
         write_report(out / REPORT_NAME, report)
         if partial is not None:
             partial.unlink(missing_ok=True)
-    return report
+    return (report, sample_rows) if return_samples else report
 
 
 def _warnings(samples: int, temperature: float, errors: Mapping[int, str]) -> list[str]:

@@ -1,8 +1,8 @@
 """``plot_dir``: look at a folder, work out what it holds, and draw every picture it can.
 
 A folder may be a training run (``metrics.jsonl``), an evaluation pair (``before/report.json`` and
-``after/report.json``, maybe ``compare.json``) or a single ``report.json``, a fund batch (per-fund
-reports and ``summary.json``), or a folder of such folders one level down (the demo's layout); its
+``after/report.json``, maybe ``compare.json``) or a single ``report.json``, whatever a pack's own plots
+read (``DomainPack.plots``), or a folder of such folders one level down (the demo's layout); its
 sub-folders' PNGs get the sub-folder name as a prefix. Every target is checked for an existing file
 before anything is drawn, and one source that fails to draw never stops the others.
 """
@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from evaluator.domains.base import PackPlot
 from evaluator.evaluation.plots_common import (
     NothingToPlotError,
     Plan,
@@ -29,7 +30,6 @@ from evaluator.evaluation.plots_eval import (
     plan_eval_report,
     plot_eval_pair,
 )
-from evaluator.evaluation.plots_fund import SUMMARY_FILES, plan_fund_batch, plot_fund_batch
 from evaluator.evaluation.plots_training import METRICS_FILE, plan_training, plot_training
 from evaluator.methodology.outputs import safe_filename
 
@@ -39,7 +39,6 @@ __all__ = [
     "detect",
     "plot_dir",
     "plot_eval_pair",
-    "plot_fund_batch",
     "plot_training",
 ]
 
@@ -47,8 +46,20 @@ DEFAULT_OUT = "plots"
 _SKIP_DIRS = re.compile(r"^(\.|checkpoint-|__)|^(final|best_adapter|plots)$")
 EXPECTED = (
     "a training run (metrics.jsonl), an evaluation (report.json, or before/report.json and "
-    "after/report.json), or a fund batch (per-fund <code>.json reports, summary.json)"
+    "after/report.json)"
 )
+
+
+def pack_plots() -> list[PackPlot]:
+    """Every registered pack's own plots."""
+    from evaluator.domains.registry import get_pack, pack_names
+
+    return [pp for name in pack_names() for pp in get_pack(name).plots()]
+
+
+def expected() -> str:
+    extra = [pp.description for pp in pack_plots()]
+    return EXPECTED + (", or " + ", or ".join(extra) if extra else "")
 
 
 def _attempt(make: Callable[[], Plan], plans: list[Plan], reasons: list[str], warn: Warn) -> None:
@@ -59,20 +70,6 @@ def _attempt(make: Callable[[], Plan], plans: list[Plan], reasons: list[str], wa
     except (ValueError, OSError) as exc:
         warn(str(exc))
         reasons.append(str(exc))
-
-
-def _head(path: Path, size: int = 4000) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(size)
-    except OSError:
-        return ""
-
-
-def _looks_like_fund_batch(folder: Path) -> bool:
-    if any((folder / name).is_file() for name in SUMMARY_FILES):
-        return True
-    return any('"fund_code"' in _head(p) for p in sorted(folder.glob("*.json"))[:50])
 
 
 def _sources(
@@ -100,8 +97,9 @@ def _sources(
             reasons,
             warn,
         )
-    if _looks_like_fund_batch(folder):
-        _attempt(lambda: plan_fund_batch(folder, out, prefix=prefix, warn=warn), plans, reasons, warn)
+    for pp in pack_plots():
+        if pp.detect(folder):
+            _attempt(lambda pp=pp: pp.plan(folder, out, prefix=prefix, warn=warn), plans, reasons, warn)
     return used
 
 
@@ -141,7 +139,7 @@ def plot_dir(
     plans, reasons = detect(path, out, warner)
     if not plans:
         detail = f" ({'; '.join(reasons)})" if reasons else ""
-        raise NothingToPlotError(f"nothing to plot in {path}: expected {EXPECTED}{detail}")
+        raise NothingToPlotError(f"nothing to plot in {path}: expected {expected()}{detail}")
     check_targets([t for plan in plans for t in plan.targets], force)
     written: list[Path] = []
     for plan in plans:

@@ -56,13 +56,20 @@ def estimate(entry: Any) -> tuple[float, float, float]:
 
 
 def measures(reports: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[tuple[float, float, float]]]]:
-    """The bar groups: (name, one estimate per report). Strict and flexible always; others when present."""
+    """The bar groups: (name, one estimate per report). Strict and flexible accuracy always, then every metric
+    the reports declare, format rate and pass/maj@k when present."""
     out = []
     for mode in ("strict", "flexible"):
         out.append((f"{mode} accuracy", [estimate((r.get("accuracy") or {}).get(mode)) for r in reports]))
-    extra: list[tuple[str, list[tuple[float, float, float]]]] = [
-        ("format rate", [estimate(r.get("format_rate")) for r in reports])
-    ]
+    extra: list[tuple[str, list[tuple[float, float, float]]]] = []
+    declared: list[str] = []
+    for r in reports:  # the pack's declared metrics (report version 2); binary accuracy is drawn above
+        for name, decl in (r.get("metrics") or {}).items():
+            if name not in declared and not (name == "accuracy" and (decl or {}).get("binary")):
+                declared.append(name)
+    for name in declared:
+        extra.append((name, [estimate((r.get("metrics") or {}).get(name)) for r in reports]))
+    extra.append(("format rate", [estimate(r.get("format_rate")) for r in reports]))
     for field, name in (("maj_at_k", "maj"), ("pass_at_k", "pass")):
         ks = {(r.get(field) or {}).get("k") for r in reports if isinstance(r.get(field), Mapping)}
         if len(ks) == 1 and None not in ks:

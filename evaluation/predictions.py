@@ -20,8 +20,7 @@ from evaluator.evaluation.scoring import score_rows
 
 def gold_from_field(pack: DomainPack, value: Any) -> Any:
     """The pack's reading of an answer field (e.g. the number after ``####``); the value itself otherwise."""
-    hook = getattr(pack, "gold_from_field", None)
-    return hook(value) if callable(hook) else value
+    return pack.gold_from_field(value)
 
 
 def _read_line(pack: DomainPack, text: str, lineno: int, style: str | None) -> dict[str, Any]:
@@ -116,6 +115,7 @@ def score_predictions(
     ]
     if bad:
         warnings.insert(0, f"{len(bad)} line(s) could not be read and were left out; see errors")
+    warnings.extend(pack.metric_notes())
     report = finalize_report(
         summary,
         kind="score",

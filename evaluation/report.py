@@ -20,6 +20,8 @@ SCHEMA_PACKAGE = "evaluator.evaluation"
 REPORT_SCHEMA = "report.schema.json"
 SAMPLES_SCHEMA = "samples.schema.json"
 REPORT_NAME = "report.json"
+SCHEMA_VERSION = 2
+"""2: the pack's declared metrics (``metrics``, ``headline``, ``items[].metrics``). Version 1 is still read."""
 SAMPLES_NAME = "samples.jsonl"
 
 
@@ -83,7 +85,7 @@ def finalize_report(
 ) -> dict[str, Any]:
     """Add identity, settings and timing to a scoring summary and validate the result."""
     report: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "kind": kind,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "evaluator_version": evaluator_version(),
@@ -136,6 +138,11 @@ def render_report(report: Mapping[str, Any], console: Any) -> None:
     table.add_row(
         "format compliance", _pct(report["format_rate"]["value"]), _ci(report["format_rate"]["ci95"])
     )
+    for name, est in (report.get("metrics") or {}).items():
+        if name == "accuracy" and est.get("binary"):
+            continue  # the same figure as strict/flexible accuracy above
+        mark = " ★" if est.get("headline") else ""
+        table.add_row(f"{name}{mark}", _pct(est.get("value")), _ci(est.get("ci95")))
     for kind in ("pass_at_k", "maj_at_k"):
         block = report.get(kind)
         if not block:

@@ -2,7 +2,9 @@
 
 One grader, two callers: every verdict comes from ``pack.grade`` — the same reward functions the trainer
 optimises — so an evaluation number and a training reward can never disagree. Nothing here knows a
-domain; figures a domain adds come from ``pack.summarize``.
+domain: the per-item figures are the values of the grader's :class:`~evaluator.domains.base.Score` for
+the metrics the pack declares (``pack.metrics()``), each averaged over items with a bootstrap CI; extra
+figures a domain adds come from ``pack.summarize``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.domains.base import DomainPack, Verdict
+from evaluator.domains.base import DomainPack, Metric, Score, Verdict, check_metrics
 from evaluator.evaluation import stats
 
 MODES = ("strict", "flexible")
@@ -47,6 +49,15 @@ def _safe_grade(
         return Verdict(extracted=None, correct=False, format_ok=False, scores={}), f"grading failed: {exc!r}"
 
 
+def metric_values(pack: DomainPack, metrics: Sequence[Metric], verdict: Verdict, failed: bool) -> dict[str, float]:
+    """The declared metrics' values of one graded completion; a grader crash scores 0 on every metric."""
+    if failed:
+        return {m.name: 0.0 for m in metrics}
+    score: Score = pack.score_of(verdict)
+    values = score.values(metrics)
+    return {m.name: values[m.name] for m in metrics if m.name in values}
+
+
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
@@ -73,6 +84,7 @@ def score_rows(
     if len(rows) != len(completions):
         raise ValueError(f"{len(rows)} rows but {len(completions)} completion lists")
     errors = dict(errors or {})
+    metrics = check_metrics(pack.metrics(), pack.name)
     samples: list[dict[str, Any]] = []
     per_item: list[dict[str, Any]] = []
     expanded_rows: list[Mapping[str, Any]] = []
@@ -90,6 +102,7 @@ def score_rows(
             v_strict, err_s = _safe_grade(pack, text, row, row_style, "strict")
             v_flex, err_f = _safe_grade(pack, text, row, row_style, "flexible")
             primary = v_strict if extract == "strict" else v_flex
+            err_primary = err_s if extract == "strict" else err_f
             sample: dict[str, Any] = {
                 "id": item_id,
                 "index": i,
@@ -107,7 +120,10 @@ def score_rows(
                 "correct_flexible": bool(v_flex.correct),
                 "format_ok": bool(v_strict.format_ok),
                 "scores": _jsonable(v_strict.scores),
+                "metrics": metric_values(pack, metrics, primary, err_primary is not None),
             }
+            if primary.score is not None and primary.score.explanation:
+                sample["explanation"] = primary.score.explanation
             if token_counts is not None:
                 sample["n_tokens"] = int(token_counts[i][j])
             if v_strict.details:
@@ -120,7 +136,9 @@ def score_rows(
             expanded_rows.append(row)
             primary_verdicts.append(primary)
         per_item.append({"id": item_id, "key": item_key(question, gold), "samples": graded})
+    _complete_metrics(pack, expanded_rows, samples)
     summary = summarize(pack, per_item, seed=seed)
+    summary.update(metric_summary(metrics, per_item, seed))
     summary.update(
         domain=pack.name,
         style=styles_seen[0] if len(styles_seen) == 1 else ",".join(styles_seen),
@@ -141,6 +159,39 @@ def _domain_metrics(
 
 def _frac(samples: Sequence[Mapping[str, Any]], field: str) -> float:
     return sum(bool(s[field]) for s in samples) / len(samples) if samples else 0.0
+
+
+def _complete_metrics(pack: DomainPack, rows: Sequence[Mapping[str, Any]], samples: list[dict[str, Any]]) -> None:
+    """Let the pack add its batch-computed metrics to every sample (one call for the whole batch)."""
+    if not samples:
+        return
+    done = pack.complete_metrics(rows, [s["completion"] for s in samples], [s["metrics"] for s in samples])
+    if len(done) != len(samples):
+        raise ValueError(f"pack {pack.name!r} completed {len(done)} metric sets for {len(samples)} samples")
+    for sample, values in zip(samples, done, strict=True):
+        sample["metrics"] = {str(k): float(v) for k, v in values.items()}
+
+
+def metric_summary(metrics: Sequence[Metric], items: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    """``metrics``: each declared metric over items (an item's value: the mean of its samples that have it)
+    with a bootstrap CI over items and its declaration; ``headline``: the name of the headline metric."""
+    out: dict[str, Any] = {}
+    for m in metrics:
+        per_item = []
+        for it in items:
+            got = [s["metrics"][m.name] for s in it["samples"] if m.name in s.get("metrics", {})]
+            if got:
+                per_item.append(sum(got) / len(got))
+        out[m.name] = {
+            **_with_ci(per_item, seed),
+            "n": len(per_item),
+            "aggregation": m.aggregation,
+            "higher_is_better": m.higher_is_better,
+            "headline": m.headline,
+            "binary": m.binary,
+            "description": m.description,
+        }
+    return {"metrics": out, "headline": next(m.name for m in metrics if m.headline)}
 
 
 def _with_ci(values: Sequence[float], seed: int) -> dict[str, Any]:
@@ -173,7 +224,7 @@ def summarize(pack: DomainPack, items: Sequence[Mapping[str, Any]], *, seed: int
         "accuracy": accuracy,
         "format_rate": _with_ci([_frac(it["samples"], "format_ok") for it in items], seed),
         "reward_means": reward_means,
-        "primary_reward": getattr(pack, "primary_reward", None),
+        "primary_reward": pack.primary_reward,
         "pass_at_k": _pass_at_k(items, k, seed) if k > 1 else None,
         "maj_at_k": _maj_at_k(pack, items, k, seed) if k > 1 else None,
         "items": [_item_entry(it) for it in items],
@@ -196,6 +247,7 @@ def _item_entry(item: Mapping[str, Any]) -> dict[str, Any]:
         "n_correct_strict": sum(bool(s["correct_strict"]) for s in item["samples"]),
         "n_correct_flexible": sum(bool(s["correct_flexible"]) for s in item["samples"]),
         "n_samples": len(item["samples"]),
+        "metrics": dict(first.get("metrics", {})),
     }
 
 
@@ -217,7 +269,6 @@ def _pass_at_k(items: Sequence[Mapping[str, Any]], k: int, seed: int) -> dict[st
 
 def _maj_at_k(pack: DomainPack, items: Sequence[Mapping[str, Any]], k: int, seed: int) -> dict[str, Any]:
     """Majority vote over the extracted answers; the vote is right when the samples giving it were graded right."""
-    normalize = getattr(pack, "normalize_answer", None)
     out: dict[str, Any] = {"k": k}
     for mode in MODES:
         values = []
@@ -226,7 +277,7 @@ def _maj_at_k(pack: DomainPack, items: Sequence[Mapping[str, Any]], k: int, seed
             verdict_of = {}
             for s in it["samples"]:
                 verdict_of.setdefault(s[f"extracted_{mode}"], bool(s[f"correct_{mode}"]))
-            voted = stats.majority_vote(answers, key=normalize if callable(normalize) else None)
+            voted = stats.majority_vote(answers, key=pack.normalize_answer)
             values.append(1.0 if voted is not None and verdict_of.get(voted) else 0.0)
         out[mode] = _with_ci(values, seed)
     return out

@@ -23,6 +23,7 @@ from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
 from evaluator.methodology.ingest_text import clean
+from evaluator.methodology.rubric import rubric_domain
 
 _VERSION = re.compile(
     r"(?:버전|version|ver\.?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
@@ -161,7 +162,7 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     """Everything found in an open pdfplumber PDF, as a (possibly incomplete) rubric draft."""
     tables, sentences, texts = read_document(pdf)
     name, version = _title(texts, f.source, f)
-    draft: dict[str, Any] = {"domain": "fund", "name": name, "version": version}
+    draft: dict[str, Any] = {"domain": rubric_domain(), "name": name, "version": version}
     bands = read_bands(tables, sentences, f)
     groups = read_peer_groups(tables, sentences, f)
     eligibility = read_eligibility(sentences, groups or [], f)

@@ -68,6 +68,11 @@ def rubric_schema() -> dict[str, Any]:
     return load_schema(SCHEMA_PACKAGE, SCHEMA_FILE)
 
 
+def rubric_domain() -> str:
+    """The domain every rubric of this schema declares (the schema's ``domain`` constant)."""
+    return str(rubric_schema()["properties"]["domain"]["const"])
+
+
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -160,7 +165,7 @@ def _period_problems(rules: list[Any], eligibility: Any) -> list[str]:
             if period not in PERIODS:
                 problems.append(f"{label} name unknown period {period!r}; use one of {', '.join(PERIODS)}")
             elif PERIODS[period] > years:
-                problems.append(f"{label} use the {period} window, which such a fund may not have")
+                problems.append(f"{label} use the {period} window, longer than that history")
         sum_problem = _sum_problem(label, list(rule["weights"].values()))
         if sum_problem:
             problems.append(sum_problem)

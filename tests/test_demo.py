@@ -21,7 +21,9 @@ def test_demo_quick_runs_every_stage(tmp_path: Path, tiny_model_dir: Path) -> No
     assert "demo summary" in result.output and "국내주식형" in result.output
 
     summary = json.loads((out / "demo_summary.json").read_text())
-    assert summary["quick"] is True and summary["grpo_steps"] == 2
+    assert summary["quick"] is True and summary["grpo_steps"] == 2 and summary["sft_steps"] == 10
+    assert summary["verdict"] in result.output.replace("\n", " ") or summary["verdict"][:40] in result.output
+    assert summary["verdict"].startswith(("GRPO gain shown", "no gain shown"))
     counts = summary["status_counts"]
     assert counts["ok"] > 0 and counts["error"] > 0  # the sample universe holds deliberately broken funds
     assert len(list((out / "fund").glob("*.json"))) == sum(counts.values()) + 1  # + summary.json

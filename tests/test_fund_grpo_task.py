@@ -245,3 +245,21 @@ def test_reference_compares_with_the_percentile_when_the_peer_average_is_missing
         doc = reference_answer(facts)
         assert "평균" not in doc["rationale_ko"] and "백분위" in doc["rationale_ko"]
         assert reasoning_breakdown(doc, facts)["score"] >= 0.95, doc["rationale_ko"]
+
+
+def test_a_nav_file_with_distributions_is_graded_on_total_returns_as_fund_evaluate_does(
+    tmp_path: Path,
+) -> None:
+    """The GRPO task's engine run reads the 분배금 column like `fund evaluate`: settling funds are graded on
+    total returns, not left `not_rated` as unadjusted resets."""
+    from evaluator.domains.fund.evaluate import evaluate_loaded
+    from evaluator.domains.fund.loaders import load_universe
+
+    nav, bench = write_sample(generate_sample(funds=60, realistic=True), tmp_path / "navs.csv")
+    task = load_evaluation(parse_source(str(nav)))
+    direct = evaluate_loaded(load_universe(nav, benchmark=bench))
+    assert [(f.fund_code, f.status, f.grade) for f in task.funds] == [
+        (f.fund_code, f.status, f.grade) for f in direct.funds
+    ]
+    adjusted = [f for f in task.funds if f.return_basis != "raw" and f.status == "ok"]
+    assert adjusted, "the realistic sample's settling funds are rated on total returns"

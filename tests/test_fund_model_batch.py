@@ -10,10 +10,12 @@ import pytest
 from conftest import run_cli
 
 from evaluator.domains.fund.batch import write_reports
-from evaluator.domains.fund.model_eval import fund_prompts, model_evaluations
+from evaluator.domains.fund.model_eval import fund_rows, model_evaluations
 from evaluator.domains.fund.reference import reference_json
 from evaluator.domains.fund.report import report_schema, summary_schema
 from evaluator.domains.fund.task import load_evaluation, parse_source
+from evaluator.domains.registry import get_pack
+from evaluator.evaluation.scoring import score_rows
 from evaluator.methodology.schemas import schema_problems
 
 
@@ -36,8 +38,8 @@ def _valid(folder: Path) -> dict[str, Any]:
 
 def test_hand_written_model_answers_are_recorded_and_disagreements_flagged(tmp_path: Path) -> None:
     evaluation = load_evaluation(parse_source("sample?funds=40"))
-    codes, prompts, facts = fund_prompts(evaluation)
-    assert len(codes) == len(prompts) >= 5
+    codes, rows, facts = fund_rows(evaluation)
+    assert len(codes) == len(rows) >= 5
     first = facts[codes[0]]
     wrong = (first["grade"] % 5) + 1  # another grade
     texts = (
@@ -52,9 +54,9 @@ def test_hand_written_model_answers_are_recorded_and_disagreements_flagged(tmp_p
         ]
         + [[reference_json(facts[c])] for c in codes[5:]]
     )
-    evaluations = model_evaluations(
-        codes, texts, facts, {4: "generation failed: out of memory"}, model="my-model", adapter=None
-    )
+    # graded the way `fund evaluate --model` grades: the harness's scorer, the pack's grader
+    _, samples = score_rows(get_pack("fund"), rows, texts, "json", "flexible", errors={4: "generation failed: out of memory"})
+    evaluations = model_evaluations(codes, samples, facts, model="my-model", adapter=None)
     outcome = write_reports(
         evaluation, tmp_path / "out", model_evaluations=evaluations, model_run={"model": "my-model"}
     )
@@ -134,3 +136,19 @@ def test_fund_evaluate_with_the_tiny_model_adds_model_evaluations(
     assert block["agree"] + block["disagree"] + block["unreadable"] == len(rated)
     assert len(block["disagreements"]) == block["disagree"] + block["unreadable"]
     assert block["generation"]["max_new_tokens"] == 8 and block["generation"]["batch_size"] == 4
+
+
+def test_model_evaluation_is_the_pack_graders_verdict() -> None:
+    """One grader: the checks and grade in a fund's model_evaluation are exactly what pack.grade says."""
+    evaluation = load_evaluation(parse_source("sample?funds=40"))
+    codes, rows, facts = fund_rows(evaluation)
+    pack = get_pack("fund")
+    texts = [reference_json(facts[codes[0]]), "등급: 2등급, 근거 없음", '{"grade": 9}']
+    _, samples = score_rows(pack, rows[:3], texts, "json", "flexible")
+    evaluations = model_evaluations(codes[:3], samples, facts, model="m")
+    for code, row, text in zip(codes[:3], rows[:3], texts, strict=True):
+        verdict = pack.grade(text, row, style="json", extract="flexible")
+        got = evaluations[code]
+        assert got["checks"] == {k: float(v or 0.0) for k, v in verdict.scores.items()}
+        assert got["grade"] == (None if verdict.extracted is None else int(verdict.extracted))
+        assert got["schema_valid"] == verdict.details["schema_valid"]

@@ -79,7 +79,7 @@ def _broken(edit) -> list[str]:  # type: ignore[no-untyped-def]
         ),
         (
             lambda r: r["period_weights"][0].update(weights={"5y": 100}),
-            "use the 5y window, which such a fund may not have",
+            "use the 5y window, longer than that history",
         ),
         (lambda r: r["period_weights"].pop(0), "no period weights for funds with 3 to 5 years of history"),
         (lambda r: r["period_weights"][0]["weights"].update({"2y": 0}), "unknown period '2y'"),

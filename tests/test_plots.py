@@ -14,17 +14,16 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
+from evaluator.domains.fund.plots import Fund, choose_period, load_funds, plot_fund_batch
 from evaluator.evaluation.compare import compare_reports
 from evaluator.evaluation.plots import (
     NothingToPlotError,
     plot_dir,
     plot_eval_pair,
-    plot_fund_batch,
     plot_training,
 )
 from evaluator.evaluation.plots_common import cjk_font, label, new_figure, romanise, save_png, smooth, style
 from evaluator.evaluation.plots_eval import paired_result
-from evaluator.evaluation.plots_fund import Fund, choose_period, load_funds
 from evaluator.evaluation.plots_training import load_metrics
 from evaluator.evaluation.report import finalize_report, write_report
 from evaluator.methodology.outputs import OutputExistsError
@@ -401,15 +400,20 @@ def test_a_batch_written_by_the_fund_engine_is_plotted_and_its_summaries_agree(t
 
 
 def test_peer_group_names_are_romanised_without_a_hangul_font() -> None:
+    from evaluator.domains.fund.plots import label as fund_label
+
     assert romanise("부동산형") == "Budongsanhyeong"
     assert romanise("ETF 국내") == "ETF guknae"  # letter by letter, no sound changes
     if cjk_font():
-        assert label("국내주식형") == "국내주식형"
+        assert fund_label("국내주식형") == "국내주식형"
     else:
-        assert label("국내주식형") == "Domestic equity"
-        assert label("해외채권형") == "Global bond"
-        assert label("특수형") == "Teuksuhyeong"
+        assert fund_label("국내주식형") == "Domestic equity"
+        assert fund_label("해외채권형") == "Global bond"
+        assert fund_label("특수형") == "Teuksuhyeong"
+    assert fund_label("Bond") == "Bond"
     assert label("Bond") == "Bond"
+    if not cjk_font():  # the generic label knows no pack's glossary
+        assert label("국내주식형") == romanise("국내주식형")
 
 
 # ---------------------------------------------------------------- whole folders

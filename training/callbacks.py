@@ -11,6 +11,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from evaluator.methodology.outputs import append_jsonl
+from evaluator.training.distributed import any_rank
 from evaluator.training.run_setup import save_model_atomically
 
 BEST_DIR = "best_adapter"
@@ -54,39 +55,72 @@ class MetricsLogger(TrainerCallback):
         self.rows: list[dict[str, Any]] = []
 
     def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
-        if not logs or ("reward" not in logs and "loss" not in logs):
+        if not logs or ("reward" not in logs and "loss" not in logs and "eval/accuracy" not in logs):
             return
         row = {"step": state.global_step, "epoch": state.epoch, "time": time.time()}
         row.update({k: _clean(v) for k, v in logs.items()})
         row["step_time"] = self.timer.pop_mean()
         self.rows.append(row)
-        append_jsonl(self.path, row)
+        if state.is_world_process_zero:  # one metrics file per run, however many processes
+            append_jsonl(self.path, row)
+
+
+BY_REWARD_NOTE = (
+    "chosen by mean training reward: this run had no held-out evaluation (--eval-every), and format or "
+    "judge rewards can rise while accuracy falls"
+)
+BY_ACCURACY_NOTE = "chosen by held-out accuracy (greedy, the pack's grader, the same slice at every point)"
 
 
 class BestAdapterSaver(TrainerCallback):
-    """Saves ``best_adapter/`` whenever a logging window's mean reward reaches a new best."""
+    """Saves ``best_adapter/`` whenever a logging window's ``metric`` reaches a new best.
 
-    def __init__(self, out_dir: Path, tokenizer: Any) -> None:
+    ``metric`` is ``eval/accuracy`` when the run evaluates on held-out data, else the mean training
+    ``reward``; ``best.json`` records which, with the value and step.
+    """
+
+    def __init__(self, out_dir: Path, tokenizer: Any, metric: str = "reward") -> None:
         self.target = out_dir / BEST_DIR
         self.tokenizer = tokenizer
+        self.metric = metric
         self.best: float | None = None
-        info = self.target / BEST_FILE
-        if info.exists():  # a resumed run must beat the earlier best, not overwrite it
-            self.best = float(json.loads(info.read_text(encoding="utf-8"))["reward"])
+        info = read_best(out_dir)
+        if info is not None and info.get("metric", "reward") == metric:
+            self.best = float(info["value"])  # a resumed run must beat the earlier best, not overwrite it
 
     def on_log(self, args, state, control, logs=None, model=None, **kwargs):  # type: ignore[no-untyped-def]
-        reward = (logs or {}).get("reward")
-        if reward is None or model is None or (isinstance(reward, float) and math.isnan(reward)):
+        value = (logs or {}).get(self.metric)
+        if not state.is_world_process_zero:
             return
-        if self.best is None or reward > self.best:
-            self.best = float(reward)
-            save_model_atomically(
-                model,
-                self.tokenizer,
-                self.target,
-                extra={"step": state.global_step, "reward": self.best},
-                extra_name=BEST_FILE,
+        if value is None or model is None or (isinstance(value, float) and math.isnan(value)):
+            return
+        if self.best is None or value > self.best:
+            self.best = float(value)
+            info = {
+                "metric": self.metric,
+                "value": self.best,
+                "step": state.global_step,
+                "reward": _clean((logs or {}).get("reward")),
+                "note": BY_ACCURACY_NOTE if self.metric != "reward" else BY_REWARD_NOTE,
+            }
+            note = (
+                f"## How this adapter was chosen\n\nBest `{self.metric}` of the run: {self.best:.4g} at step "
+                f"{state.global_step}; {info['note']}. See `best.json`."
             )
+            save_model_atomically(
+                model, self.tokenizer, self.target, extra=info, extra_name=BEST_FILE, readme_note=note
+            )
+
+
+def read_best(out_dir: Path) -> dict[str, Any] | None:
+    """``best_adapter/best.json`` (older runs wrote only ``reward`` and ``step``), or None."""
+    info = out_dir / BEST_DIR / BEST_FILE
+    if not info.exists():
+        return None
+    doc = json.loads(info.read_text(encoding="utf-8"))
+    doc.setdefault("metric", "reward")
+    doc.setdefault("value", doc.get("reward"))
+    return doc
 
 
 class SaveLastStep(TrainerCallback):
@@ -98,7 +132,7 @@ class SaveLastStep(TrainerCallback):
         self.stopped_for_time = False
 
     def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        if self.max_seconds is not None and time.monotonic() - self.start >= self.max_seconds:
+        if self.max_seconds is not None and any_rank(time.monotonic() - self.start >= self.max_seconds):
             self.stopped_for_time = True
             control.should_training_stop = True
         if state.global_step >= state.max_steps or control.should_training_stop:

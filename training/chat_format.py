@@ -20,7 +20,10 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evaluator.domains.base import DomainPack
 
 logger = logging.getLogger("evaluator.chat")
 
@@ -146,20 +149,18 @@ class ChatFormat:
         return {"fold_system_into_user": self.fold_system, "chat_template_kwargs": dict(self.template_kwargs)}
 
 
-def template_kwargs_for(tokenizer: Any, style: str | None, pack: Any = None) -> dict[str, Any]:
+def template_kwargs_for(tokenizer: Any, style: str | None, pack: DomainPack | None = None) -> dict[str, Any]:
     """Extra chat-template arguments: the thinking switch, then whatever the pack's hook overrides."""
     kwargs: dict[str, Any] = {}
     if reads_thinking_flag(tokenizer):
-        kwargs[THINKING_FLAG] = style is not None and style in tuple(getattr(pack, "thinking_styles", ()) or ())
-    hook = getattr(pack, "chat_template_kwargs", None)
-    if callable(hook):
-        override = hook(style)
-        if override is not None:
-            kwargs.update(dict(override))
+        kwargs[THINKING_FLAG] = pack is not None and style is not None and style in pack.thinking_styles
+    override = pack.chat_template_kwargs(style) if pack is not None else None
+    if override is not None:
+        kwargs.update(dict(override))
     return kwargs
 
 
-def chat_format(tokenizer: Any, style: str | None = None, pack: Any = None) -> ChatFormat:
+def chat_format(tokenizer: Any, style: str | None = None, pack: DomainPack | None = None) -> ChatFormat:
     """The one decision on how prompts are rendered for ``tokenizer`` in ``style`` (of ``pack``).
 
     ``style=None`` (a judge, a pack-less caller) is a style that does not think.

@@ -7,11 +7,16 @@ AdamW on CPU); the resolved values are what ``run_config.yaml`` records.
 from __future__ import annotations
 
 import dataclasses
+import math
+import types
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from evaluator.domains.registry import DEFAULT_DOMAIN
 
 
 def _f(default: Any, help: str) -> Any:
@@ -24,14 +29,14 @@ def _f(default: Any, help: str) -> Any:
 class TrainConfig:
     """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
 
-    domain: str = _f("gsm8k", "Domain pack name (`evaluator domains list`).")
+    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`).")
     model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
-    style: str | None = _f(None, "Prompt style (gsm8k: xml, think-solution, qwen3-think). None = rubric default.")
-    language: str = _f("en", "System prompt language: en or ko.")
+    style: str | None = _f(None, "Prompt style, one of the pack's (`evaluator domains list`). None = rubric default.")
+    language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains show`). None = the pack's first.")
     limit: int | None = _f(None, "Use only the first N training rows.")
-    output_dir: str = _f("runs/gsm8k", "Where adapters, checkpoints, metrics and summaries go.")
+    output_dir: str = _f(f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.")
     force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
     quantize: str | None = _f(None, "`4bit` (NF4, double quant) or `none`. None = 4bit on CUDA, none on CPU.")
     lora: bool = _f(True, "Train a LoRA adapter (False = full fine-tune).")
@@ -68,6 +73,24 @@ class TrainConfig:
     judge: dict[str, Any] | None = _f(None, "LLM judge reward: {kind: api|local, model, weight, …}.")
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
     max_seq_length: int = _f(512, "SFT: max tokens per example.")
+    num_processes: int = _f(1, "Training processes (GPUs; gloo processes on CPU). >1 re-launches the run.")
+    launch_config: str | None = _f(None, "Multi-process engine: ddp (default), fsdp, zero2, zero3 or an accelerate YAML.")
+    use_vllm: bool = _f(False, "Generate rollouts with vLLM (TRL's use_vllm; CUDA and the vllm extra).")
+    vllm_mode: str | None = _f(None, "colocate (default: vLLM shares the training GPU) or server (`evaluator vllm-serve`).")
+    vllm_server_host: str | None = _f(None, "Server mode: host of the vLLM server (TRL default 0.0.0.0).")
+    vllm_server_port: int | None = _f(None, "Server mode: port of the vLLM server (TRL default 8000).")
+    vllm_gpu_memory_utilization: float | None = _f(None, "Colocate mode: fraction of the GPU vLLM reserves (TRL default 0.3).")
+    vllm_enable_sleep_mode: bool = _f(False, "Colocate mode: vLLM releases its memory while the trainer steps.")
+    eval_every: int | None = _f(None, "Grade the policy on a held-out slice every N steps (at logging points); None = off.")
+    eval_limit: int = _f(100, "Held-out problems per in-training evaluation (the first N of eval_split).")
+    eval_split: str = _f("test", "Split the held-out slice comes from (never the training split).")
+    eval_batch_size: int = _f(32, "Prompts per generate call in the held-out evaluation.")
+    collapse_drop: float = _f(0.10, "Warn when held-out accuracy falls this far below its best while format holds.")
+    stop_on_collapse: bool = _f(False, "Stop the run cleanly (best adapter kept) when the collapse guard fires.")
+    report_to: list[str] | str | None = _f(
+        None, "Trackers for TRL: none, tensorboard, wandb, trackio (a list, or one comma-separated text). None = none."
+    )
+    run_name: str | None = _f(None, "Run name shown by the trackers (default: the output folder's name).")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -84,6 +107,9 @@ def field_help() -> list[tuple[str, str, str]]:
         out.append((f.name, repr(default), f.metadata.get("help", "")))
     return out
 
+
+SFT_DEFAULT_LR = 2e-4
+"""SFT's learning rate when neither a flag nor the YAML sets one (GRPO's 5e-6 is far too small for SFT)."""
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 """The transformers schedules that need no extra arguments."""
@@ -112,13 +138,149 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"unknown config field(s): {', '.join(unknown)}; known fields: {', '.join(sorted(known))}")
-    cfg = TrainConfig(**data)
+    problems = check_types(data)
+    if problems:
+        where = f"{path}: " if path else ""
+        raise ConfigError(where + "; ".join(problems))
+    cfg = TrainConfig(**coerce(data))
     validate(cfg)
     return cfg
 
 
+TRACKERS = ("none", "tensorboard", "wandb", "trackio")
+# Ranges of numeric fields: (lowest, lowest allowed?, highest, highest allowed?); None = unbounded.
+RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
+    "limit": (1, True, None, False),
+    "lora_r": (1, True, None, False),
+    "lora_alpha": (1, True, None, False),
+    "lora_dropout": (0, True, 1, False),
+    "num_generations": (2, True, None, False),
+    "max_completion_length": (1, True, None, False),
+    "learning_rate": (0, False, 1, True),
+    "beta": (0, True, None, False),
+    "epsilon": (0, False, None, False),
+    "epsilon_high": (0, False, None, False),
+    "temperature": (0, False, None, False),
+    "top_p": (0, False, 1, True),
+    "per_device_train_batch_size": (1, True, None, False),
+    "gradient_accumulation_steps": (1, True, None, False),
+    "num_train_epochs": (0, False, None, False),
+    "max_seconds": (0, False, None, False),
+    "seed": (0, True, None, False),
+    "logging_steps": (1, True, None, False),
+    "save_steps": (1, True, None, False),
+    "save_total_limit": (1, True, None, False),
+    "completions_per_log": (0, True, None, False),
+    "max_seq_length": (1, True, None, False),
+}
+
+
+def _kinds(annotation: Any) -> tuple[set[type], bool]:
+    """The plain types a field annotation allows, and whether None is allowed."""
+    args = typing.get_args(annotation)
+    options = args if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
+    kinds = {typing.get_origin(o) or o for o in options if o is not type(None)}
+    return {k for k in kinds if isinstance(k, type)}, type(None) in options
+
+
+def _as_float(value: Any) -> float | None:
+    """A number, or a YAML string such as ``5e-6`` (PyYAML reads exponents without a dot as text)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            return None
+        return out if math.isfinite(out) else None
+    return None
+
+
+def _range_text(name: str) -> str:
+    lo, lo_in, hi, hi_in = RANGES[name]
+    parts = [f"{'≥' if lo_in else '>'} {lo:g}"] if lo is not None else []
+    parts += [f"{'≤' if hi_in else '<'} {hi:g}"] if hi is not None else []
+    return " and ".join(parts)
+
+
+def _check_one(name: str, value: Any, annotation: Any) -> str | None:
+    kinds, nullable = _kinds(annotation)
+    if value is None:
+        return None if nullable else f"{name}: must be set (got null)"
+    number: float | None = None
+    if bool in kinds:
+        if not isinstance(value, bool):
+            return f"{name}: expected true or false, got {value!r}"
+        return None
+    if int in kinds and float not in kinds:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{name}: expected a whole number, got {value!r}"
+        number = float(value)
+    elif float in kinds:
+        number = _as_float(value)
+        if number is None:
+            return f"{name}: expected a number, got {value!r}"
+    elif str in kinds and list not in kinds:
+        if not isinstance(value, str):
+            return f"{name}: expected text, got {value!r}"
+    elif list in kinds:
+        if isinstance(value, str) and str in kinds:  # typed `list[str] | str`: one comma-separated text too
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return f"{name}: expected a list of names, got {value!r}"
+    elif dict in kinds:
+        if not isinstance(value, dict):
+            return f"{name}: expected a mapping, got {value!r}"
+        if name == "reward_weights":
+            bad = {k: v for k, v in value.items() if _as_float(v) is None or _as_float(v) < 0}
+            if bad:
+                return f"{name}: weights must be numbers ≥ 0, got {bad!r}"
+    if number is not None and name in RANGES:
+        lo, lo_in, hi, hi_in = RANGES[name]
+        too_low = lo is not None and (number < lo or (number == lo and not lo_in))
+        too_high = hi is not None and (number > hi or (number == hi and not hi_in))
+        if (too_low or too_high) and not (name == "max_steps" and number == -1):
+            return f"{name}: must be {_range_text(name)}, got {value!r}"
+    if name == "max_steps" and number is not None and number != -1 and number < 1:
+        return f"{name}: must be -1 (use epochs) or ≥ 1, got {value!r}"
+    return None
+
+
+def check_types(data: dict[str, Any]) -> list[str]:
+    """One line per config value whose type or range is wrong, each naming its field."""
+    hints = typing.get_type_hints(TrainConfig)
+    problems = [_check_one(k, v, hints[k]) for k, v in data.items() if k in hints]
+    return [p for p in problems if p]
+
+
+def coerce(data: dict[str, Any]) -> dict[str, Any]:
+    """Numeric text in float fields (``learning_rate: 5e-6`` from YAML) as floats; the rest unchanged."""
+    hints = typing.get_type_hints(TrainConfig)
+    out = dict(data)
+    for key, value in data.items():
+        kinds, _ = _kinds(hints.get(key))
+        if float in kinds and isinstance(value, str):
+            out[key] = float(value.strip())
+        elif list in kinds and str in kinds and isinstance(value, str):
+            out[key] = [part.strip() for part in value.split(",") if part.strip()]
+        elif key == "reward_weights" and isinstance(value, dict):
+            out[key] = {k: float(v) for k, v in value.items()}
+    return out
+
+
+def yaml_keys(path: str | Path | None) -> set[str]:
+    """The fields a YAML config sets (so a command's own defaults apply only to the ones it leaves out)."""
+    if not path:
+        return set()
+    loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return set(loaded) if isinstance(loaded, dict) else set()
+
+
 def validate(cfg: TrainConfig) -> None:
     """Catch the mistakes TRL would report late or cryptically."""
+    validate_tracking(cfg)
     if cfg.num_generations < 2:
         raise ConfigError("num_generations must be at least 2 (GRPO compares completions within a group)")
     if (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps) % cfg.num_generations:
@@ -133,10 +295,59 @@ def validate(cfg: TrainConfig) -> None:
         )
     if cfg.quantize not in (None, "4bit", "none"):
         raise ConfigError(f"quantize must be 4bit or none, not {cfg.quantize!r}")
-    if cfg.language not in ("en", "ko"):
-        raise ConfigError(f"language must be en or ko, not {cfg.language!r}")
+    _check_pack_fields(cfg)
     if cfg.quantize == "4bit" and not cfg.lora:
         raise ConfigError("4-bit weights cannot be trained directly: keep LoRA on with --quantize 4bit")
+    from evaluator.training.scale_checks import validate_scale
+
+    validate_scale(cfg)
+
+
+def validate_tracking(cfg: TrainConfig) -> None:
+    """Held-out evaluation, collapse guard and tracker settings (the fields this part of a run adds)."""
+    if isinstance(cfg.report_to, str):  # `report_to: tensorboard` in YAML, or "tensorboard,wandb"
+        cfg.report_to = [t.strip() for t in cfg.report_to.split(",") if t.strip()]
+    if cfg.eval_every is not None and cfg.eval_every < 1:
+        raise ConfigError(f"eval_every must be at least 1 (or unset to turn evaluation off), not {cfg.eval_every}")
+    if cfg.eval_limit < 1:
+        raise ConfigError(f"eval_limit must be at least 1, not {cfg.eval_limit}")
+    if cfg.eval_batch_size < 1:
+        raise ConfigError(f"eval_batch_size must be at least 1, not {cfg.eval_batch_size}")
+    if cfg.eval_every is not None and cfg.eval_split == cfg.split:
+        raise ConfigError(
+            f"eval_split {cfg.eval_split!r} is the training split: held-out accuracy needs problems the run "
+            "never trains on (e.g. --eval-split test)"
+        )
+    if not 0 < cfg.collapse_drop <= 1:
+        raise ConfigError(f"collapse_drop is an accuracy drop between 0 and 1 (e.g. 0.10), not {cfg.collapse_drop}")
+    if cfg.stop_on_collapse and cfg.eval_every is None:
+        raise ConfigError("stop_on_collapse watches held-out accuracy: turn evaluation on with --eval-every N")
+    unknown = [t for t in cfg.report_to or [] if t not in TRACKERS]
+    if unknown:
+        raise ConfigError(f"report_to: unknown tracker(s) {', '.join(unknown)}; choose from {', '.join(TRACKERS)}")
+    if "none" in (cfg.report_to or []) and len(cfg.report_to or []) > 1:
+        raise ConfigError("report_to: 'none' cannot be combined with a tracker")
+
+
+def report_to(cfg: TrainConfig) -> list[str] | str:
+    """What TRL's ``report_to`` gets: the trackers asked for, or ``"none"``."""
+    trackers = [t for t in cfg.report_to or [] if t != "none"]
+    return trackers or "none"
+
+
+def _check_pack_fields(cfg: TrainConfig) -> None:
+    """``domain`` names a registered pack and ``language`` is one it has prompts in."""
+    from evaluator.domains.base import PackError
+    from evaluator.domains.registry import get_pack
+
+    try:
+        pack = get_pack(cfg.domain)
+    except PackError as exc:
+        raise ConfigError(f"domain: {exc}") from exc
+    if cfg.language is not None and cfg.language not in pack.languages:
+        raise ConfigError(
+            f"language: pack {cfg.domain!r} has prompts in {', '.join(pack.languages)}, not {cfg.language!r}"
+        )
 
 
 def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:

@@ -23,17 +23,22 @@ from evaluator.training.callbacks import (
     StepTimer,
 )
 from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
+from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
+from evaluator.training.held_out import HeldOutEval
+from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
+from evaluator.training.resume import prepare_resume
 from evaluator.training.run_setup import (
     TrainingError,
     check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
-    save_model_atomically,
     trainer_kwargs,
 )
+from evaluator.training.vllm_options import require_vllm, vllm_kwargs, vllm_resolved
 
 
 def named_reward(name: str, fn: RewardFn) -> RewardFn:
@@ -74,11 +79,21 @@ def _trainer_class() -> type:
 
         completions_path: Path | None = None
         completions_per_log: int = 4
+        monitor: Any = None
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.completions_path is not None and self.model.training and "loss" in logs:
-                self._write_completions()
+            if self.model.training and "loss" in logs:
+                if self.completions_path is not None and self.accelerator.is_main_process:
+                    self._write_completions()
+                if self.monitor is not None:  # eval/* join this row, so trackers and best_adapter see them
+                    self.monitor.at_log(
+                        self.state.global_step, logs, self.model, self.processing_class, self.control
+                    )
             super().log(logs, start_time)
+
+        def train(self, *args: Any, **kwargs: Any) -> Any:
+            self.add_callback(_start_eval_callback()(self))
+            return super().train(*args, **kwargs)
 
         def _write_completions(self) -> None:
             prompts = list(self._logs["prompt"])[-self.completions_per_log :]
@@ -102,6 +117,26 @@ def _trainer_class() -> type:
     return EvaluatorGRPOTrainer
 
 
+def _start_eval_callback() -> type:
+    from transformers import TrainerCallback
+
+    class StartEval(TrainerCallback):
+        """Logs the held-out figures of the starting weights as a step-0 row (fresh runs with eval on)."""
+
+        def __init__(self, trainer: Any) -> None:
+            self.trainer = trainer
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
+            monitor = self.trainer.monitor
+            if monitor is None:
+                return
+            figures = monitor.at_start(state.global_step, self.trainer.model, self.trainer.processing_class)
+            if figures is not None:
+                self.trainer.log(dict(figures))
+
+    return StartEval
+
+
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
     """TRL's GRPOConfig; the chat format's template arguments reach TRL, which renders the prompts itself."""
     from trl import GRPOConfig
@@ -120,6 +155,30 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
         reward_weights=weights,
         log_completions=False,
         chat_template_kwargs=dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
+        **vllm_kwargs(cfg),
+    )
+
+
+def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, console: Any) -> HeldOutMonitor | None:
+    """The in-training evaluation asked for by ``eval_every`` (None when off); its slice is built now."""
+    if cfg.eval_every is None:
+        return None
+    try:
+        held_out = HeldOutEval.build(
+            pack,
+            data=cfg.data,
+            split=cfg.eval_split,
+            limit=cfg.eval_limit,
+            style=style,
+            language=cfg.language,
+            max_new_tokens=cfg.max_completion_length,
+            batch_size=cfg.eval_batch_size,
+            seed=0,  # `evaluator eval`'s default: the same slice it grades, whatever the training seed
+        )
+    except ValueError as exc:
+        raise TrainingError(f"--eval-split {cfg.eval_split}: {exc}") from exc
+    return HeldOutMonitor(
+        held_out, cfg.eval_every, CollapseGuard(cfg.collapse_drop), cfg.stop_on_collapse, console
     )
 
 
@@ -130,7 +189,14 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     pack = get_pack(cfg.domain)
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
-    out = prepare_run_dir(cfg)
+    require_vllm(cfg)  # --use-vllm without vLLM or a GPU fails before a run folder exists
+    out = Path(cfg.output_dir) if launched_child() else prepare_run_dir(cfg)  # the launcher checked it once
+    resume_from = last_checkpoint(out) if cfg.resume else None
+    # before anything appends; one process moves the rows aside
+    resumed = prepare_resume(out, resume_from) if resume_from is not None and is_main_process() else None
+    if resumed and console is not None:
+        for note in resumed["notes"]:
+            console.print(f"[yellow]note:[/] {note}")
     style = pack.check_style(cfg.style)
     dataset = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
@@ -144,25 +210,32 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
         judge = build_judge_reward(spec, pack, out)
         names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
 
+    monitor = held_out_monitor(cfg, pack, style, console)  # its slice is built before the model loads
+    if monitor is not None and resumed is not None:
+        monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
-    warn_if_plan_exceeds(cfg, policy.precision, console)
-    save_config(
+    if not launched_child():  # the launcher planned once for every process
+        warn_if_plan_exceeds(cfg, policy.precision, console)
+    if is_main_process():
+        save_config(
         cfg,
-        out / "run_config.yaml",
-        resolved={
-            **policy.resolved(),
-            "style": style,
-            "chat_format": fmt.record(),
-            "rewards": dict(zip(names, weights, strict=True)),
-        },
-    )
+            out / "run_config.yaml",
+            resolved={
+                **policy.resolved(),
+                "style": style,
+                "chat_format": fmt.record(),
+                "rewards": dict(zip(names, weights, strict=True)),
+                "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
+            },
+        )
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
-    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer), last]
-    if progress:
+    best_metric = "eval/accuracy" if monitor is not None else "reward"
+    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
+    if progress and is_main_process():
         callbacks.append(RichProgress(console, max_seconds=cfg.max_seconds))
     trainer_cls = _trainer_class()
     trainer = trainer_cls(
@@ -179,10 +252,10 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     trainer.remove_callback(ProgressCallback)
     trainer.completions_path = out / "completions.jsonl"
     trainer.completions_per_log = cfg.completions_per_log
-    resume_from = str(last_checkpoint(out)) if cfg.resume else None
+    trainer.monitor = monitor
     t0 = time.perf_counter()
     try:
-        result = trainer.train(resume_from_checkpoint=resume_from)
+        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
     except Exception as exc:
         if is_oom(exc):
             raise TrainingOOM.from_config(cfg) from exc
@@ -192,9 +265,15 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
             judge.close()
     seconds = time.perf_counter() - t0
     final = out / "final"
-    save_model_atomically(trainer.model, policy.tokenizer, final)
+    save_final(trainer, policy.tokenizer, final)
     summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
-    atomic_write_json(out / "run_summary.json", summary)
+    summary["held_out"] = monitor.summary() if monitor is not None else None
+    summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
+    if resumed is not None:
+        summary["resume"] = resumed
+    summary.update(scale_summary(trainer.model))  # world_size (+ per-rank parameter digests); every rank joins
+    if is_main_process():
+        atomic_write_json(out / "run_summary.json", summary)
     return summary
 
 
@@ -212,7 +291,7 @@ def _summary(
     judge: Any,
     policy: Any,
 ) -> dict[str, Any]:
-    rows = metrics.rows
+    rows = [r for r in metrics.rows if "loss" in r or "reward" in r]  # not the step-0 held-out row
     rewards = [r["reward"] for r in rows if r.get("reward") is not None]
     best = out / "best_adapter" / "best.json"
     import json

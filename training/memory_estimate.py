@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from evaluator.training import memory_costs as mc
 from evaluator.training.architectures import ArchSpec, arch_for
+from evaluator.training.memory_vllm import vllm_notes, vllm_rows
 
 GIB = 1024**3
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)
@@ -56,6 +57,10 @@ class PlanSettings:
     compute_dtype: str = "bfloat16"
     beta: float = 0.0
     judge: JudgeSettings | None = None
+    vllm_gpu_memory_utilization: float = 0.0
+    """vLLM colocate mode's share of the GPU (0 = no vLLM on the training GPU)."""
+    gpu_total_bytes: int | None = None
+    """The card's total memory, needed to size the vLLM share."""
 
     @property
     def compute_bytes(self) -> int:
@@ -268,6 +273,7 @@ def estimate(arch: ArchSpec, settings: PlanSettings) -> MemoryPlan:
         )
     if s.judge is not None:
         _judge_rows(rows, s, cuda)
+    rows.extend(vllm_rows(s))
 
     # load: the one-at-a-time casts while loading and preparing the model
     if q4:
@@ -354,7 +360,7 @@ def estimate(arch: ArchSpec, settings: PlanSettings) -> MemoryPlan:
                 False,
             )
         )
-    notes.extend(_notes(arch, s, reg))
+    notes.extend([*_notes(arch, s, reg), *vllm_notes(s)])
     return MemoryPlan(model=arch.name, arch=arch, settings=s, rows=tuple(rows), notes=tuple(notes))
 
 

@@ -25,6 +25,7 @@ from evaluator.training.memory_estimate import (
     estimate,
     gib,
 )
+from evaluator.training.memory_vllm import vllm_utilisation
 
 __all__ = [
     "GIB",
@@ -154,7 +155,7 @@ def _merge(current: PlanSettings, candidate: PlanSettings, original: PlanSetting
 
 
 def settings_for_train_config(
-    cfg: Any, *, device: str = "cuda", prompt_length: int | None = None
+    cfg: Any, *, device: str = "cuda", prompt_length: int | None = None, gpu_total_bytes: int | None = None
 ) -> PlanSettings:
     """Resolve a ``TrainConfig``'s hardware defaults the way the trainer does for ``device``."""
     cuda = device == "cuda"
@@ -183,14 +184,19 @@ def settings_for_train_config(
         compute_dtype="bfloat16" if cuda else "float32",
         beta=float(getattr(cfg, "beta", 0.0) or 0.0),
         judge=judge,
+        vllm_gpu_memory_utilization=vllm_utilisation(cfg) if cuda else 0.0,
+        gpu_total_bytes=gpu_total_bytes,
     )
 
 
-def plan_for_train_config(cfg: Any, *, device: str = "cuda", prompt_length: int | None = None) -> MemoryPlan:
+def plan_for_train_config(
+    cfg: Any, *, device: str = "cuda", prompt_length: int | None = None, gpu_total_bytes: int | None = None
+) -> MemoryPlan:
     """The plan for a ``TrainConfig`` as ``evaluator train`` would run it on ``device``."""
-    return estimate(
-        arch_for(cfg.model), settings_for_train_config(cfg, device=device, prompt_length=prompt_length)
+    settings = settings_for_train_config(
+        cfg, device=device, prompt_length=prompt_length, gpu_total_bytes=gpu_total_bytes
     )
+    return estimate(arch_for(cfg.model), settings)
 
 
 def resident_cuda_bytes() -> int:
@@ -203,7 +209,9 @@ def resident_cuda_bytes() -> int:
     return int(torch.cuda.memory_reserved()) + CUDA_CONTEXT_BYTES
 
 
-def warn_if_too_big(cfg: Any, free_bytes: int | float, *, resident_bytes: int | None = None) -> str | None:
+def warn_if_too_big(
+    cfg: Any, free_bytes: int | float, *, resident_bytes: int | None = None, gpu_total_bytes: int | None = None
+) -> str | None:
     """A warning when the estimated peak exceeds the GPU memory available (the trainer warns, never refuses).
 
     ``free_bytes`` is what ``torch.cuda.mem_get_info`` reports. Memory this process already holds (a model or
@@ -212,7 +220,7 @@ def warn_if_too_big(cfg: Any, free_bytes: int | float, *, resident_bytes: int | 
     """
     resident = resident_cuda_bytes() if resident_bytes is None else resident_bytes
     available = free_bytes + resident
-    plan = plan_for_train_config(cfg)
+    plan = plan_for_train_config(cfg, gpu_total_bytes=gpu_total_bytes)
     if plan.fits(available):
         return None
     big = ", ".join(f"{r.name.lower()} {gib(r.bytes)} GiB" for r in plan.largest_rows(2))

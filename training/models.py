@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evaluator.training.distributed import cuda_device_map, sharded_launch
 from evaluator.training.model_source import ModelNotAvailable, ModelSource, locate
 from evaluator.training.presets import resolve_preset
 from evaluator.training.tiny_model import DEMO_SPEC, TinySpec, build_tiny
@@ -25,18 +27,33 @@ def cache_dir() -> Path:
 
 def tiny_corpus(limit: int = 400) -> list[str]:
     """Text to train the tiny tokenizer on: every pack's synthetic data (offline, deterministic)."""
-    from evaluator.domains.registry import get_pack, pack_names
+    return list(_corpus_and_key(tuple(pack_names_now()), limit)[0])
 
-    texts: list[str] = []
-    for name in pack_names():
-        texts.extend(get_pack(name).tokenizer_corpus(limit))
-    return texts
+
+def pack_names_now() -> list[str]:
+    from evaluator.domains.registry import pack_names
+
+    return pack_names()
+
+
+@cache
+def _corpus_and_key(names: tuple[str, ...], limit: int = 400) -> tuple[tuple[str, ...], str]:
+    """The packs' corpus and its fingerprint, computed once per process for a set of registered packs."""
+    from evaluator.domains.registry import corpus_fingerprint, tokenizer_corpus
+
+    texts = tokenizer_corpus(limit)
+    return tuple(texts), corpus_fingerprint(texts)
+
+
+def tiny_dir(name: str) -> Path:
+    """Where the cached tiny model ``name`` lives: the folder name carries the packs' corpus fingerprint."""
+    return cache_dir() / "models" / f"{name}-{_corpus_and_key(tuple(pack_names_now()))[1]}"
 
 
 def ensure_tiny(name: str = "tiny", out_dir: str | os.PathLike[str] | None = None) -> Path:
     """Return the folder of the named tiny model, building it on first use."""
     spec = TINY_NAMES[name]
-    target = Path(out_dir) if out_dir else cache_dir() / "models" / name
+    target = Path(out_dir) if out_dir else tiny_dir(name)
     if (target / "config.json").exists() and (target / "tokenizer.json").exists():
         return target
     return build_tiny(target, tiny_corpus(), spec)
@@ -103,11 +120,14 @@ def bnb_config(compute_dtype_name: str) -> Any:
     import torch
     from transformers import BitsAndBytesConfig
 
+    dtype = getattr(torch, compute_dtype_name)
     return BitsAndBytesConfig(
         load_in_4bit=True,
         bnb_4bit_quant_type="nf4",
         bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=getattr(torch, compute_dtype_name),
+        bnb_4bit_compute_dtype=dtype,
+        # FSDP / ZeRO-3 shard the packed 4-bit weights only when they are stored in the compute dtype
+        bnb_4bit_quant_storage=dtype if sharded_launch() else torch.uint8,
     )
 
 
@@ -155,9 +175,9 @@ def load_model(model: str, *, quantize: str | None = None, device: str | None = 
         kwargs["attn_implementation"] = attn
     if precision.quantize_4bit:
         kwargs["quantization_config"] = bnb_config(precision.dtype_name)
-        kwargs["device_map"] = {"": 0} if precision.device == "cuda" else "cpu"
+        kwargs["device_map"] = cuda_device_map() if precision.device == "cuda" else "cpu"
     elif precision.device == "cuda":
-        kwargs["device_map"] = {"": 0}
+        kwargs["device_map"] = cuda_device_map()
     mdl = _from_pretrained(AutoModelForCausalLM, src, role, **kwargs)
     if precision.quantize_4bit:
         disable_cpu_4bit_repack(mdl)

@@ -51,8 +51,8 @@ def warn_if_plan_exceeds(cfg: TrainConfig, precision: Any, console: Any = None) 
 
         from evaluator.training.memory_plan import warn_if_too_big
 
-        free, _total = torch.cuda.mem_get_info()
-        message = warn_if_too_big(cfg, free)
+        free, total = torch.cuda.mem_get_info()
+        message = warn_if_too_big(cfg, free, gpu_total_bytes=total)
     except Exception as exc:  # the planner must never stop a run
         message = f"memory planner unavailable: {exc}"
     if message:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.methodology.outputs import OutputExistsError
-from evaluator.training.config import TrainConfig
+from evaluator.training.config import TrainConfig, report_to
 from evaluator.training.models import Precision, load_model
 
 CHECKPOINT_PREFIX = "checkpoint-"
@@ -99,6 +99,7 @@ def check_model_available(cfg: TrainConfig) -> None:
     """Fail within seconds, before a run folder or dataset is made, when the model cannot be loaded here."""
     from evaluator.training.models import model_source
 
+    check_trackers(cfg)
     base, _, role, flag = starting_model(cfg)
     model_source(base, role=role, flag=flag)
 
@@ -142,6 +143,21 @@ def _with_adapter(model: Any, cfg: TrainConfig) -> Any:
     return get_peft_model(model, lora)
 
 
+TRACKER_MODULES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
+
+
+def check_trackers(cfg: TrainConfig) -> None:
+    """A tracker whose package is missing fails now with the install line, not as a traceback inside TRL."""
+    import importlib.util
+
+    missing = [t for t in cfg.report_to or [] if t in TRACKER_MODULES and not importlib.util.find_spec(TRACKER_MODULES[t])]
+    if missing:
+        raise TrainingError(
+            f"--report-to {','.join(missing)}: not installed here; `pip install {' '.join(missing)}` "
+            "(tensorboard also comes with `pip install evaluator[tracking]`) or drop it"
+        )
+
+
 def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy) -> dict[str, Any]:
     """TrainingArguments that GRPO and SFT share: batch, schedule, checkpoints, precision, optimizer."""
     p = policy.precision
@@ -163,7 +179,8 @@ def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy) -> dict[st
         "use_cpu": p.device == "cpu",
         "gradient_checkpointing": policy.gradient_checkpointing,
         "optim": policy.optim,
-        "report_to": "none",
+        "report_to": report_to(cfg),
+        "run_name": cfg.run_name or out.name,
         "disable_tqdm": True,
     }
 
@@ -183,6 +200,7 @@ def save_model_atomically(
     target: Path,
     extra: dict[str, Any] | None = None,
     extra_name: str = "info.json",
+    readme_note: str | None = None,
 ) -> None:
     """Save an adapter (or model) into a temp sibling, then swap it in, so a crash never leaves half of one."""
     tmp = target.with_name(f".{target.name}.tmp")
@@ -193,6 +211,10 @@ def save_model_atomically(
         tokenizer.save_pretrained(tmp)
     if extra is not None:
         (tmp / extra_name).write_text(json.dumps(extra, indent=2) + "\n", encoding="utf-8")
+    if readme_note is not None:  # the folder's model card says how these weights were chosen
+        card = tmp / "README.md"
+        head = card.read_text(encoding="utf-8") if card.exists() else ""
+        card.write_text(f"{head}\n{readme_note}\n", encoding="utf-8")
     old = target.with_name(f".{target.name}.old")
     if target.exists():
         if old.exists():

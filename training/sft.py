@@ -26,8 +26,6 @@ from evaluator.training.run_setup import (
     trainer_kwargs,
 )
 
-SFT_DEFAULT_LR = 2e-4
-
 
 def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str, fmt: ChatFormat | None = None) -> Any:
     """Prompt-completion pairs (conversational) from the pack's reference solutions, in ``fmt`` when given."""

@@ -40,8 +40,9 @@ def register(app: typer.Typer) -> None:
             f"[{_pct(before['ci95'][0])}, {_pct(before['ci95'][1])}] → after {_pct(after['value'])} "
             f"[{_pct(after['ci95'][0])}, {_pct(after['ci95'][1])}]; change {summary['delta'] * 100:+.1f} points "
             f"(95% CI {lo * 100:+.1f} to {hi * 100:+.1f}, McNemar p={summary['mcnemar_p']:.3g}, "
-            f"{summary['grpo_steps']} GRPO steps)"
+            f"{summary['grpo_steps']} GRPO steps, {summary['eval_n']} problems, {summary['seconds']:.0f} s in all)"
         )
+        console.print(summary["verdict"])
         table = Table(title="펀드 등급 분포 (유형별)")
         for col in ("유형", "1등급", "2등급", "3등급", "4등급", "5등급", "not rated", "error"):
             table.add_column(col, justify="right" if col != "유형" else "left")

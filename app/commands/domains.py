@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
     @domains.command("list")
     def list_cmd() -> None:
-        """Show each pack, its prompt styles, reward functions and default weights."""
+        """Show each pack, its prompt styles, languages, data sources, reward functions and default weights."""
         from rich.table import Table
 
         from evaluator.domains.registry import get_pack, pack_names
@@ -36,3 +36,9 @@ def register(app: typer.Typer) -> None:
             if first:
                 table.add_row(name, ", ".join(pack.styles), "-", "-", pack.description)
         console.print(table)
+        for name in pack_names():
+            pack = get_pack(name)
+            console.print(
+                f"[bold]{name}[/]: languages {', '.join(pack.languages)}; --data {pack.data_help or 'the pack default'}",
+                markup=True, highlight=False, soft_wrap=True,
+            )

@@ -39,14 +39,34 @@ def _check_extract(extract: str) -> None:
         fail(f"--extract must be strict or flexible, not {extract!r}")
 
 
+BERTSCORE_MODEL_HELP = "Local encoder folder for a pack's optional BERTScore metric (skipped with a notice without it)."
+BERTSCORE_LAYERS_HELP = "Encoder layer BERTScore reads (needed with --bertscore-model; default: the model's last)."
+
+
+def _pack(domain: str, bertscore_model: Path | None, bertscore_layers: int | None):
+    """The pack, with its metric options set (a pack without such a metric refuses them by name)."""
+    from evaluator.domains.registry import get_pack
+
+    if bertscore_layers is not None and bertscore_model is None:
+        fail("--bertscore-layers needs --bertscore-model")
+    if bertscore_model is not None and not bertscore_model.is_dir():
+        fail(f"--bertscore-model {bertscore_model} is not a folder (a local encoder saved with save_pretrained)")
+    pack = _run(get_pack, domain)
+    return _run(
+        pack.configure_metrics,
+        bertscore_model=str(bertscore_model) if bertscore_model is not None else None,
+        bertscore_num_layers=bertscore_layers,
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_cmd(
-        domain: str = typer.Option(..., help="Domain pack (gsm8k, fund)."),
+        domain: str = typer.Option(..., help="Domain pack (`evaluator domains list`)."),
         model: str = typer.Option(..., help="Preset, tiny, hub id or local path."),
         out: Path = typer.Option(..., "--out", "-o", help="Folder for report.json and samples.jsonl."),
         adapter: Path = typer.Option(None, help="LoRA adapter folder (e.g. RUN/final)."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option("test", help="Dataset split."),
         limit: int = typer.Option(None, help="Evaluate only the first N items."),
         samples: int = typer.Option(1, help="Samples per prompt (K); pass@k and maj@k need K > 1."),
@@ -55,13 +75,15 @@ def register(app: typer.Typer) -> None:
         top_k: int = typer.Option(0, "--top-k", help="Top-k sampling, 0 = off (when temperature > 0)."),
         batch_size: int = typer.Option(16, help="Prompts per generate call."),
         max_new_tokens: int = typer.Option(256, help="Longest completion, in tokens."),
-        style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
-        language: str = typer.Option("en", help="System prompt language: en or ko."),
+        style: str = typer.Option(None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's)."),
+        language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         backend: str = typer.Option("hf", help="hf (anywhere) or vllm (CUDA with vllm installed)."),
         quantize: str = typer.Option(None, help="4bit or none (default: 4bit on CUDA, none on CPU)."),
         extract: str = typer.Option("strict", help="Which reading fills samples' extracted/correct."),
         seed: int = typer.Option(0, help="Seed for sampling and bootstrap intervals."),
         force: bool = typer.Option(False, "--force", help="Write into a non-empty --out folder."),
+        bertscore_model: Path = typer.Option(None, "--bertscore-model", help=BERTSCORE_MODEL_HELP),
+        bertscore_layers: int = typer.Option(None, "--bertscore-layers", help=BERTSCORE_LAYERS_HELP),
     ) -> None:
         """Generate with a model (+ adapter) on a pack's data and grade with the pack's own grader."""
         from evaluator.evaluation.harness import evaluate
@@ -70,9 +92,10 @@ def register(app: typer.Typer) -> None:
         _check_extract(extract)
         if adapter is not None and not adapter.is_dir():
             fail(f"adapter folder {adapter} does not exist")
+        pack = _pack(domain, bertscore_model, bertscore_layers)
         report = _run(
             evaluate,
-            domain,
+            pack,
             model,
             adapter=adapter,
             data=data,
@@ -98,7 +121,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("score")
     def score_cmd(
-        domain: str = typer.Option(..., help="Domain pack (gsm8k, fund)."),
+        domain: str = typer.Option(..., help="Domain pack (`evaluator domains list`)."),
         predictions: Path = typer.Option(..., help="JSONL with question, answer and completion per line."),
         out: Path = typer.Option(..., "--out", "-o", help="Report JSON to write."),
         samples_out: Path = typer.Option(None, "--samples-out", help="Per-line verdicts (JSONL)."),
@@ -108,15 +131,16 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int = typer.Option(0, help="Seed for the bootstrap intervals."),
         force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
+        bertscore_model: Path = typer.Option(None, "--bertscore-model", help=BERTSCORE_MODEL_HELP),
+        bertscore_layers: int = typer.Option(None, "--bertscore-layers", help=BERTSCORE_LAYERS_HELP),
     ) -> None:
         """Score completions that already exist — no model needed."""
-        from evaluator.domains.registry import get_pack
         from evaluator.evaluation.predictions import score_predictions
         from evaluator.evaluation.report import render_report, write_report, write_samples
         from evaluator.methodology.outputs import ensure_new_file
 
         _check_extract(extract)
-        pack = _run(get_pack, domain)
+        pack = _pack(domain, bertscore_model, bertscore_layers)
         _run(ensure_new_file, out, force=force)
         if samples_out is not None:
             if samples_out.resolve() == out.resolve():

@@ -171,14 +171,15 @@ def _model_options(
 
 
 def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Generate the model's evaluation of every rated fund in batches (one model load); read each answer."""
+    """Every rated fund through the evaluation harness (one model load, batched) and the pack's own grader."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evaluator.domains.fund.model_eval import fund_prompts, model_evaluations
+    from evaluator.domains.fund.model_eval import fund_rows, model_evaluations
     from evaluator.domains.registry import get_pack
-    from evaluator.evaluation.generate import GenerationError, Generator, chat_template_kwargs_for
+    from evaluator.evaluation.generate import GenerationError, Generator
+    from evaluator.evaluation.harness import evaluate
 
-    codes, prompts, facts = fund_prompts(evaluation)
+    codes, rows, facts = fund_rows(evaluation)
     run: dict[str, Any] = {"model": options["model"], "adapter": options["adapter"], "generation": {}}
     if not codes:
         err_console.print("[yellow]warning:[/] no fund was rated, so the model has nothing to evaluate")
@@ -191,35 +192,27 @@ def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[s
                 quantize=options["quantize"],
                 backend=options["backend"],
             )
-        template = chat_template_kwargs_for(generator.tokenizer, "json", get_pack("fund"))
         columns = (TextColumn("model evaluations"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task("generate", total=len(prompts))
-            gens = generator.generate(
-                prompts,
+            task = progress.add_task("generate", total=len(rows))
+            report, samples = evaluate(
+                get_pack("fund"),
+                generator=generator,
+                dataset=rows,
+                style="json",
+                extract="flexible",
                 max_new_tokens=options["max_new_tokens"],
                 batch_size=options["batch_size"],
-                chat_template_kwargs=template,
-                on_batch=lambda idx, _texts: progress.advance(task, len(idx)),
+                on_batch=lambda idx: progress.advance(task, len(idx)),
+                return_samples=True,
             )
     except (GenerationError, OSError, ValueError) as exc:
         fail(f"could not run --model {options['model']}: {exc}")
-    run["generation"] = generator.config(
-        n=1,
-        temperature=0.0,
-        top_p=1.0,
-        top_k=0,
-        max_new_tokens=options["max_new_tokens"],
-        batch_size=options["batch_size"],
-        seed=0,
-        chat_template_kwargs=template,
-    )
-    evaluations = model_evaluations(
-        codes, gens.texts, facts, gens.errors, model=options["model"], adapter=options["adapter"]
-    )
-    if gens.errors:
+    run["generation"] = dict(report.get("generation") or {})
+    evaluations = model_evaluations(codes, samples, facts, model=options["model"], adapter=options["adapter"])
+    if report.get("n_errors"):
         err_console.print(
-            f"[yellow]warning:[/] {len(gens.errors)} fund(s) got no model answer; see their reports"
+            f"[yellow]warning:[/] {report['n_errors']} fund(s) got no model answer; see their reports"
         )
     return evaluations, run
 

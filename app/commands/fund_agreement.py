@@ -118,7 +118,8 @@ def agreement(
 
 def _draw(doc: dict[str, Any], overall: Path, by_type: Path | None) -> None:
     from evaluator.domains.fund.agreement_plot import by_type_figure, confusion_figure
-    from evaluator.evaluation.plots_common import cjk_font, label, save_png, style
+    from evaluator.domains.fund.plots import label
+    from evaluator.methodology.plotting import cjk_font, save_png, style
 
     hangul = cjk_font() is not None
     with style():

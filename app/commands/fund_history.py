@@ -130,7 +130,7 @@ def backtest(
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
     from evaluator.domains.fund.backtest import backtest as run_backtest
-    from evaluator.domains.fund.backtest_plot import PNG_NAMES
+    from evaluator.domains.fund.backtest_plot import PNG_NAMES, plan_backtest
     from evaluator.domains.fund.readers import DataError
     from evaluator.methodology.outputs import atomic_write_json
 
@@ -151,19 +151,8 @@ def backtest(
         fail(escape(str(exc)))
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "backtest.json", doc)
-    _draw(doc, out)
+    plan_backtest(out, out).draw()  # the same pictures `evaluator plot BT` draws
     _print_backtest(doc, out)
-
-
-def _draw(doc: dict, out: Path) -> list[Path]:
-    from evaluator.domains.fund.backtest_plot import figures
-    from evaluator.evaluation.plots_common import save_png, style
-
-    written = []
-    with style():
-        for name, fig in figures(doc).items():
-            written.append(save_png(fig, out / name))
-    return written
 
 
 def _print_backtest(doc: dict, out: Path) -> None:
@@ -188,22 +177,3 @@ def _print_backtest(doc: dict, out: Path) -> None:
     console.print(escape(a["monotonicity"]["verdict_ko"]))
     console.print(escape(doc["caveat_ko"]))
     console.print(f"backtest.json and plots in {out}")
-
-
-def plot_backtest(folder: Path, out: Path | None, force: bool) -> None:
-    """`evaluator plot BT`: the backtest's PNGs again (into BT/plots by default)."""
-    import json
-
-    from evaluator.domains.fund.backtest_plot import PNG_NAMES
-
-    target = out if out is not None else folder / "plots"
-    existing = [str(target / n) for n in PNG_NAMES.values() if (target / n).exists()]
-    if existing and not force:
-        fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
-    try:
-        doc = json.loads((folder / "backtest.json").read_text(encoding="utf-8"))
-        written = _draw(doc, target)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        fail(escape(f"could not draw {folder / 'backtest.json'}: {exc!r}"))
-    for path in written:
-        console.print(str(path), soft_wrap=True, markup=False)

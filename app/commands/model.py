@@ -22,11 +22,11 @@ def register(app: typer.Typer) -> None:
         """Build a tiny Qwen3ForCausalLM + byte-level BPE tokenizer offline and save them."""
         import shutil
 
-        from evaluator.training.models import TINY_NAMES, cache_dir, ensure_tiny
+        from evaluator.training.models import TINY_NAMES, ensure_tiny, tiny_dir
 
         if kind not in TINY_NAMES:
             fail(f"--kind must be one of {', '.join(TINY_NAMES)}")
-        target = out or cache_dir() / "models" / kind
+        target = out or tiny_dir(kind)
         if target.exists() and any(target.iterdir()):
             if not force:
                 if (target / "config.json").exists():

@@ -21,17 +21,22 @@ def load_train_config(config: Path | None, overrides: dict[str, Any]) -> tuple[A
     """
     import yaml
 
-    from evaluator.training.config import load_config
+    from evaluator.training.config import TrainConfig, load_config
     from evaluator.training.memory_plan import required_grad_accum
 
     note = None
     from_yaml = False
+    doc: Any = {}
     if config is not None and config.is_file():
         doc = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
         from_yaml = isinstance(doc, dict) and doc.get("gradient_accumulation_steps") is not None
     if overrides.get("gradient_accumulation_steps") is None and not from_yaml:
-        # accumulation 0 passes the divisibility check, so the other fields can be read first
-        probe = load_config(config, {**overrides, "gradient_accumulation_steps": 0})
+        # accumulation = the group size passes the divisibility check, so the other fields can be read first
+        groups = overrides.get("num_generations") or (doc.get("num_generations") if isinstance(doc, dict) else None)
+        probe_accum = groups if isinstance(groups, int) and not isinstance(groups, bool) and groups > 0 else None
+        probe = load_config(
+            config, {**overrides, "gradient_accumulation_steps": probe_accum or TrainConfig().num_generations}
+        )
         need = required_grad_accum(probe.per_device_train_batch_size, probe.num_generations)
         if need > 1:
             note = (
@@ -175,7 +180,10 @@ def register(app: typer.Typer) -> None:
         }
         try:
             cfg, ga_note = load_train_config(config, overrides)
-            settings = settings_for_train_config(cfg, device="cuda", prompt_length=prompt_length)
+            settings = settings_for_train_config(
+                cfg, device="cuda", prompt_length=prompt_length,
+                gpu_total_bytes=int(gpu_mem * GIB) if gpu_mem is not None else None,
+            )
             if judge:
                 settings = settings.replace(
                     judge=JudgeSettings(model=judge, quantize=judge_quantize, batch_size=judge_batch)

@@ -1,4 +1,4 @@
-"""`evaluator plot RUN_DIR`: PNG pictures of a training run, an evaluation pair or a fund batch."""
+"""`evaluator plot RUN_DIR`: PNG pictures of a training run, an evaluation pair or a pack's own output."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         run_dir: Path = typer.Argument(
             ...,
             metavar="RUN_DIR",
-            help="A training run, an evaluation (pair) folder, a fund batch, or a folder of those.",
+            help="A training run, an evaluation (pair) folder, a pack's own output folder (a batch of reports), or a folder of those.",
         ),
         out: Path | None = typer.Option(
             None, "--out", metavar="DIR", help="Folder for the PNGs (default: RUN_DIR/plots)."
@@ -33,12 +33,7 @@ def register(app: typer.Typer) -> None:
         from evaluator.methodology.outputs import OutputExistsError
 
         if not run_dir.exists():
-            fail(f"{run_dir} does not exist; pass a training run, evaluation or fund batch folder")
-        if (run_dir / "backtest.json").is_file():  # a `fund backtest` folder
-            from evaluator.app.commands.fund_history import plot_backtest
-
-            plot_backtest(run_dir, out, force)
-            return
+            fail(f"{run_dir} does not exist; pass a training run, evaluation or a pack's output folder")
         with clean_errors(NothingToPlotError, OutputExistsError, ValueError, OSError):
             written = plot_dir(run_dir, out, force=force, warn=_warn)
         for path in written:

@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from evaluator.app.console import console, fail
+
+SFT_OUTPUT_DIR = "runs/sft"
+
+
+def resolve_config(config: Path | None, overrides: dict[str, Any], learning_rate: float | None) -> Any:
+    """The SFT run config: flags, then the YAML, then SFT's own defaults (output dir, learning rate).
+
+    SFT's defaults fill only what neither a flag nor the YAML set; GRPO's defaults (``runs/gsm8k``, 5e-6) never
+    leak into an SFT run.
+    """
+    from evaluator.training.config import SFT_DEFAULT_LR, load_config, yaml_keys
+
+    cfg = load_config(config, {**overrides, "learning_rate": learning_rate})
+    in_yaml = yaml_keys(config)
+    if overrides.get("output_dir") is None and "output_dir" not in in_yaml:
+        cfg = cfg.replace(output_dir=SFT_OUTPUT_DIR)
+    if learning_rate is None and "learning_rate" not in in_yaml:
+        cfg = cfg.replace(learning_rate=SFT_DEFAULT_LR)
+    return cfg
 
 
 def register(app: typer.Typer) -> None:
@@ -14,10 +34,10 @@ def register(app: typer.Typer) -> None:
     def sft_cmd(
         domain: str = typer.Option(None, help="Domain pack (must have reference solutions)."),
         model: str = typer.Option(None, help="Preset, tiny, tiny-demo, hub id or local path."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option(None, help="Training split."),
         style: str = typer.Option(None, help="Prompt style the solutions are rendered in."),
-        language: str = typer.Option(None, help="System prompt language: en or ko."),
+        language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         limit: int = typer.Option(None, help="Use only the first N rows."),
         output_dir: str = typer.Option(None, "--output-dir", "-o", help="Run folder."),
         config: Path = typer.Option(None, "--config", "-c", help="YAML run config; flags override it."),
@@ -45,7 +65,7 @@ def register(app: typer.Typer) -> None:
         """Supervised warm start (TRL SFTTrainer) before GRPO; continue with `train --init-from DIR`."""
         from evaluator.domains.base import PackError
         from evaluator.methodology.outputs import OutputExistsError
-        from evaluator.training.config import ConfigError, load_config
+        from evaluator.training.config import ConfigError
         from evaluator.training.run_setup import TrainingError, check_model_available
 
         overrides = {
@@ -56,7 +76,7 @@ def register(app: typer.Typer) -> None:
             "style": style,
             "language": language,
             "limit": limit,
-            "output_dir": output_dir or "runs/sft",
+            "output_dir": output_dir,
             "quantize": quantize,
             "lora": lora,
             "lora_r": lora_r,
@@ -74,12 +94,10 @@ def register(app: typer.Typer) -> None:
             "force": force or None,
         }
         try:
-            cfg = load_config(config, overrides)
+            cfg = resolve_config(config, overrides, learning_rate)
             check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
-            from evaluator.training.sft import SFT_DEFAULT_LR, sft
+            from evaluator.training.sft import sft
 
-            if learning_rate is not None or not config:
-                cfg = cfg.replace(learning_rate=learning_rate or SFT_DEFAULT_LR)
             summary = sft(cfg, console=console)
         except (ConfigError, PackError, OutputExistsError, TrainingError, FileNotFoundError) as exc:
             fail(str(exc))

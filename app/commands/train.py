@@ -36,6 +36,10 @@ def run_training(overrides: dict, config: Path | None) -> dict:
     try:
         cfg = load_config(config, overrides)
         check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
+        from evaluator.training.launch import needs_launch, train_launched
+
+        if needs_launch(cfg):  # --num-processes N: check once here, then N processes train
+            return train_launched(cfg, console=console)
         from evaluator.training.grpo import train
 
         return train(cfg, console=console)
@@ -46,12 +50,12 @@ def run_training(overrides: dict, config: Path | None) -> dict:
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
-        domain: str = typer.Option(None, help="Domain pack (gsm8k, fund)."),
+        domain: str = typer.Option(None, help="Domain pack (`evaluator domains list`)."),
         model: str = typer.Option(None, help="Preset, tiny, hub id or local path."),
-        data: str = typer.Option(None, help="gsm8k: synthetic[:steps=1-3], a hub id, a JSONL file or folder; fund: sample[?funds=N&seed=S] or a NAV file."),
+        data: str = typer.Option(None, help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's."),
         split: str = typer.Option(None, help="Training split."),
-        style: str = typer.Option(None, help="Prompt style (gsm8k: xml, think-solution, qwen3-think)."),
-        language: str = typer.Option(None, help="System prompt language: en or ko."),
+        style: str = typer.Option(None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's)."),
+        language: str = typer.Option(None, help="System prompt language, one of the pack's (default: its first)."),
         limit: int = typer.Option(None, help="Use only the first N rows."),
         output_dir: str = typer.Option(None, "--output-dir", "-o", help="Run folder."),
         config: Path = typer.Option(None, "--config", "-c", help="YAML run config; flags override it."),
@@ -84,6 +88,27 @@ def register(app: typer.Typer) -> None:
         init_from: str = typer.Option(None, "--init-from", "--adapter", help="Start from this adapter/run (e.g. SFT)."),
         resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the output dir."),
         force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
+        num_processes: int = typer.Option(None, "--num-processes", help="Processes to train in (GPUs; gloo on CPU)."),
+        launch_config: str = typer.Option(None, "--launch-config", help="ddp (default), fsdp, zero2, zero3 or an accelerate YAML."),
+        use_vllm: bool = typer.Option(None, "--use-vllm", help="vLLM rollouts (CUDA; pip install 'evaluator[vllm]')."),
+        vllm_mode: str = typer.Option(None, "--vllm-mode", help="colocate (default) or server."),
+        vllm_server_host: str = typer.Option(None, "--vllm-server-host", help="Server mode: vLLM server host."),
+        vllm_server_port: int = typer.Option(None, "--vllm-server-port", help="Server mode: vLLM server port."),
+        vllm_gpu_memory_utilization: float = typer.Option(None, "--vllm-gpu-memory-utilization", help="Colocate: GPU fraction for vLLM."),
+        vllm_sleep_mode: bool = typer.Option(None, "--vllm-sleep-mode", help="Colocate: vLLM sleeps while the trainer steps."),
+        eval_every: int = typer.Option(None, "--eval-every", help="Grade on a held-out slice every N steps."),
+        eval_limit: int = typer.Option(None, "--eval-limit", help="Held-out problems per evaluation (default 100)."),
+        eval_split: str = typer.Option(None, "--eval-split", help="Held-out split (default test)."),
+        collapse_drop: float = typer.Option(
+            None, "--collapse-drop", help="Warn when held-out accuracy falls this far below its best (default 0.10)."
+        ),
+        stop_on_collapse: bool = typer.Option(
+            False, "--stop-on-collapse", help="Stop cleanly, keeping the best adapter, when the guard fires."
+        ),
+        report_to: str = typer.Option(
+            None, "--report-to", help="none, tensorboard, wandb, trackio; comma-separated for several."
+        ),
+        run_name: str = typer.Option(None, "--run-name", help="Run name for the trackers."),
     ) -> None:
         """Train a LoRA/QLoRA adapter with GRPO on a domain pack's rewards."""
         overrides = {
@@ -100,12 +125,29 @@ def register(app: typer.Typer) -> None:
             "reward_weights": parse_weights(reward_weight), "optim": optim,
             "gradient_checkpointing": gradient_checkpointing, "init_from": init_from,
             "resume": resume or None, "force": force or None,
+            "num_processes": num_processes, "launch_config": launch_config, "use_vllm": use_vllm,
+            "vllm_mode": vllm_mode, "vllm_server_host": vllm_server_host, "vllm_server_port": vllm_server_port,
+            "vllm_gpu_memory_utilization": vllm_gpu_memory_utilization, "vllm_enable_sleep_mode": vllm_sleep_mode,
+            "eval_every": eval_every, "eval_limit": eval_limit, "eval_split": eval_split,
+            "collapse_drop": collapse_drop, "stop_on_collapse": stop_on_collapse or None,
+            "report_to": [t.strip() for t in report_to.split(",") if t.strip()] if report_to else None,
+            "run_name": run_name,
         }
         summary = run_training(overrides, config)
+        from evaluator.training.distributed import launched_child
+
+        if launched_child():  # one of N processes: the launching command reports for all of them
+            return
         best = summary.get("best") or {}
         console.print(
             f"[bold green]done[/] step {summary['global_step']} · reward {summary['reward_first']} → "
-            f"{summary['reward_last']} · best {best.get('reward')} at step {best.get('step')} · "
-            f"{summary['seconds_per_step']} s/step"
+            f"{summary['reward_last']} · best {best.get('metric', 'reward')} {best.get('value')} at step "
+            f"{best.get('step')} · {summary['seconds_per_step']} s/step"
         )
+        points = (summary.get("held_out") or {}).get("points") or []
+        if points:
+            acc = [f"{p['eval/accuracy']:.1%}@{p['step']}" for p in points]
+            console.print(f"held-out accuracy: {' → '.join(acc)}")
+        if summary.get("stopped_for_collapse"):
+            console.print("[bold yellow]stopped by the collapse guard[/]; best_adapter/ holds the best weights")
         console.print(f"adapter: {summary['final_adapter']}  ·  run folder: {summary['output_dir']}")

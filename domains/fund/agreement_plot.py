@@ -1,7 +1,7 @@
 """Confusion heat maps for ``fund agreement``: analysts' grade (rows) against the engine's or model's.
 
 Pure drawing on a plain matplotlib ``Figure`` (no pyplot state). The caller picks the font and writes the
-PNG (``evaluation.plots_common.style`` / ``save_png``, the same Hangul font choice as every other plot);
+PNG (``methodology.plotting.style`` / ``save_png``, the same Hangul font choice as every other plot);
 ``hangul=False`` (no Hangul font installed) switches the labels to English instead of drawing empty boxes.
 """
 

@@ -1,15 +1,18 @@
 """Pictures of a grade backtest (``backtest.json``): excess by grade with CIs, IC over time, migration.
 
 Pure drawing on plain matplotlib ``Figure`` objects (no pyplot state); the caller picks the font and
-writes the PNGs (``evaluation.plots_common.style`` / ``save_png``, the Hangul font every plot uses).
+writes the PNGs (``methodology.plotting.style`` / ``save_png``, the Hangul font every plot uses).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from evaluator.methodology.plotting import NothingToPlotError, Plan, save_png, style
 
 GRADES = ("1", "2", "3", "4", "5")
 PNG_NAMES = {
@@ -98,3 +101,28 @@ def figures(doc: Mapping[str, Any]) -> dict[str, Any]:
         PNG_NAMES["ic"]: ic_figure(doc),
         PNG_NAMES["migration"]: migration_figure(doc),
     }
+
+
+def looks_like_backtest(folder: Path) -> bool:
+    """A folder ``evaluator fund backtest`` wrote."""
+    return (Path(folder) / "backtest.json").is_file()
+
+
+def plan_backtest(folder: Path, out_dir: Path, *, prefix: str = "", warn: Any = None) -> Plan:
+    """Plan the three backtest PNGs of ``folder`` (``evaluator plot BT``); a bad file is a ValueError."""
+    import json
+
+    source = Path(folder) / "backtest.json"
+    try:
+        doc = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source} is not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or "all" not in doc:
+        raise NothingToPlotError(f"{source} is not a fund backtest document")
+    targets = {name: Path(out_dir) / f"{prefix}{name}" for name in PNG_NAMES.values()}
+
+    def draw() -> list[Path]:
+        with style():
+            return [save_png(fig, targets[name]) for name, fig in figures(doc).items()]
+
+    return Plan(Path(folder), list(targets.values()), draw)

@@ -1,10 +1,12 @@
-"""A trained model's evaluations beside the engine's grades in a batch: prompts, reading answers, disagreements.
+"""A trained model's evaluations beside the engine's grades in a batch: the rows, and what a report shows.
 
-``evaluator fund evaluate … --model M`` builds the same prompts the GRPO task trains on (one per rated
-fund), generates them in batches (the evaluation harness's generator, called from the CLI), and records
-per fund a ``model_evaluation`` (``report.schema.json``) and in ``summary.json`` how often the model
-agrees with the engine. The model's grade is read leniently (an answer wrapped in prose still shows its
-grade); ``schema_valid`` says whether the answer was exactly one schema-valid JSON object.
+``evaluator fund evaluate … --model M`` builds the same rows the GRPO task trains on (one per rated fund,
+:func:`fund_rows`), and runs them through the evaluation harness: the harness generates in batches and the
+pack's grader (the same one ``eval``/``score`` and training use) grades every answer. This module only turns
+each graded sample into the fund's ``model_evaluation`` (``report.schema.json``) and adds to
+``summary.json`` how often the model agrees with the engine. It grades nothing itself: the grade is the
+pack's flexible reading, ``checks`` are the pack's reward scores, ``schema_valid``/``framing``/``problems``
+the grader's details; the stated score and rationale are copied from the answer as written.
 """
 
 from __future__ import annotations
@@ -13,28 +15,21 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.domains.fund.answer import extract_grade, read_answer
+from evaluator.domains.fund.answer import read_answer
 from evaluator.domains.fund.facts import universe_facts
-from evaluator.domains.fund.prompts import build_messages
 from evaluator.domains.fund.results import Evaluation
-from evaluator.domains.fund.rewards import (
-    consistency_score,
-    grade_accuracy_score,
-    json_format_score,
-    reasoning_quality_score,
-)
+from evaluator.domains.fund.task import task_rows
 
 MAX_COMPLETION_CHARS = 8000
 """A report keeps at most this much of the raw completion (the rest is cut, and says so)."""
+CHECKS = ("json_format", "grade_accuracy", "reasoning_quality", "consistency")
 
 
-def fund_prompts(
-    evaluation: Evaluation,
-) -> tuple[list[str], list[list[dict[str, str]]], dict[str, dict[str, Any]]]:
-    """(fund codes, chat prompts, facts by code) for every rated fund, in the evaluation's order."""
+def fund_rows(evaluation: Evaluation) -> tuple[list[str], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(fund codes, task rows for the harness, facts by code) for every rated fund, in the evaluation's order."""
     facts = universe_facts(evaluation)
-    codes = list(facts)
-    return codes, [build_messages(facts[c], evaluation.rubric) for c in codes], facts
+    rows = task_rows(evaluation)
+    return [r["fund_code"] for r in rows], rows, facts
 
 
 def _number(value: Any) -> float | None:
@@ -42,70 +37,61 @@ def _number(value: Any) -> float | None:
     return float(value) if ok else None
 
 
+def _grade(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def model_evaluation(
-    text: str,
-    facts: Mapping[str, Any],
-    *,
-    model: str,
-    adapter: str | None = None,
-    error: str | None = None,
+    sample: Mapping[str, Any], facts: Mapping[str, Any], *, model: str, adapter: str | None = None
 ) -> dict[str, Any]:
-    """One fund's ``model_evaluation``: what the model said, whether it is valid, how it compares."""
-    answer = read_answer(text)
-    obj = answer.obj or {}
-    grade = extract_grade(text, "flexible")
+    """One fund's ``model_evaluation`` from its graded sample (``samples.jsonl`` layout)."""
+    text = str(sample.get("completion") or "")
+    details = sample.get("details") or {}
+    obj = read_answer(text).obj or {}
+    grade = _grade(sample.get("extracted_flexible"))
     engine = int(facts["grade"])
     rationale = obj.get("rationale_ko")
     completion = text if len(text) <= MAX_COMPLETION_CHARS else text[:MAX_COMPLETION_CHARS] + " …(cut)"
+    scores = sample.get("scores") or {}
     doc: dict[str, Any] = {
         "model": model,
         "adapter": adapter,
-        "schema_valid": answer.schema_valid,
-        "framing": answer.framing,
+        "schema_valid": bool(details.get("schema_valid", False)),
+        "framing": details.get("framing") or "none",
         "grade": grade,
         "score": _number(obj.get("score")),
         "rationale_ko": rationale if isinstance(rationale, str) else None,
         "engine_grade": engine,
         "agrees": None if grade is None else grade == engine,
         "grade_difference": None if grade is None else grade - engine,
-        "checks": {
-            "json_format": json_format_score(text),
-            "grade_accuracy": grade_accuracy_score(text, engine),
-            "reasoning_quality": reasoning_quality_score(text, dict(facts)),
-            "consistency": consistency_score(text, dict(facts)),
-        },
-        "problems": list(answer.problems[:5]),
+        "checks": {name: float(scores.get(name) or 0.0) for name in CHECKS},
+        "problems": list(details.get("problems") or [])[:5],
         "completion": completion,
     }
-    if error:
-        doc["error"] = error
+    if sample.get("error"):
+        doc["error"] = str(sample["error"])
     return doc
 
 
 def model_evaluations(
     codes: Sequence[str],
-    texts: Sequence[Sequence[str]],
+    samples: Sequence[Mapping[str, Any]],
     facts: Mapping[str, Mapping[str, Any]],
-    errors: Mapping[int, str] | None = None,
     *,
     model: str,
     adapter: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Fund code → ``model_evaluation`` (first sample of each prompt); one bad answer never stops the rest."""
-    errors = errors or {}
+    """Fund code → ``model_evaluation`` from the harness's graded samples (the first sample of each row)."""
+    first: dict[int, Mapping[str, Any]] = {}
+    for sample in samples:
+        first.setdefault(int(sample["index"]), sample)
     out: dict[str, dict[str, Any]] = {}
     for i, code in enumerate(codes):
-        samples = texts[i] if i < len(texts) else []
-        text = samples[0] if samples else ""
-        error = errors.get(i)
-        try:
-            out[code] = model_evaluation(text, facts[code], model=model, adapter=adapter, error=error)
-        except Exception as exc:  # a reading failure costs this fund's entry, not the batch
-            out[code] = {
-                **model_evaluation("", facts[code], model=model, adapter=adapter),
-                "completion": text[:MAX_COMPLETION_CHARS],
-                "error": f"could not read the answer: {type(exc).__name__}: {exc}",
-            }
+        sample = first.get(i) or {"completion": "", "error": "no graded answer"}
+        out[code] = model_evaluation(sample, facts[code], model=model, adapter=adapter)
     return out
 
 

@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evaluator.domains.base import DomainPack, PackError, RewardFn, Verdict, completion_text
+from evaluator.domains.base import DomainPack, PackError, PackPlot, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.answer import extract_grade, read_answer
 from evaluator.domains.fund.rewards import build_reward_functions, gold_grade, load_facts
 from evaluator.domains.fund.rubric import default_rubric
@@ -40,6 +40,8 @@ class FundPack(DomainPack):
     description = "Korean fund evaluation: a methodology rubric, a vectorised rating engine (1등급 best … 5등급), JSON reports."
     styles = ("json",)
     primary_reward = "grade_accuracy"
+    languages = LANGUAGES
+    data_help = "sample[?funds=N&seed=S] or a NAV file"
 
     def rubric(self) -> dict[str, Any]:
         """The validated fund rubric, the same one ``evaluate_universe`` uses by default."""
@@ -58,7 +60,7 @@ class FundPack(DomainPack):
         split: str,
         *,
         style: str | None = None,
-        language: str = "en",
+        language: str | None = None,
         limit: int | None = None,
         seed: int = 0,
     ) -> Any:
@@ -74,8 +76,7 @@ class FundPack(DomainPack):
         from evaluator.domains.fund.task import load_rows
 
         chosen = self.check_style(style)
-        if language not in LANGUAGES:
-            raise PackError(f"fund prompts are Korean; language must be one of {', '.join(LANGUAGES)}")
+        self.check_language(language)  # the prompts are Korean in either case
         if limit is not None and limit < 1:
             raise PackError(f"limit must be at least 1, got {limit}")
         rows = load_rows(source, split)
@@ -121,7 +122,7 @@ class FundPack(DomainPack):
             "stated_grade": answer.grade("flexible"),
             "problems": list(answer.problems[:5]),
         }
-        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details)
+        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score)
 
     def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
         """Schema-valid rate, exact and within-one-band grade accuracy, mean absolute grade error.
@@ -166,6 +167,21 @@ class FundPack(DomainPack):
         if levels:
             return {str(k): str(v) for k, v in levels.items()}
         return dict(builtin_judge_levels())
+
+    def plots(self) -> tuple[PackPlot, ...]:
+        """Grade distribution per 유형 and risk/return of a ``fund evaluate`` batch folder; a backtest's PNGs."""
+        from evaluator.domains.fund.backtest_plot import looks_like_backtest, plan_backtest
+        from evaluator.domains.fund.plots import looks_like_batch, plan_fund_batch
+
+        return (
+            PackPlot(
+                "fund-batch",
+                "a fund batch (per-fund <code>.json reports, summary.json)",
+                looks_like_batch,
+                plan_fund_batch,
+            ),
+            PackPlot("fund-backtest", "a fund backtest (backtest.json)", looks_like_backtest, plan_backtest),
+        )
 
     def tokenizer_corpus(self, limit: int = 400) -> list[str]:
         """Prompts and reference answers of a small sample universe (deterministic, under a second)."""

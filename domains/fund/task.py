@@ -86,7 +86,7 @@ def load_evaluation(source: Source) -> Evaluation:
     """Run the engine on the source's universe (DataError/RubricError become PackError)."""
     import pandas as pd
 
-    from evaluator.domains.fund.engine import evaluate_universe
+    from evaluator.domains.fund.evaluate import evaluate_loaded
     from evaluator.domains.fund.loaders import load_universe
     from evaluator.domains.fund.readers import DataError
     from evaluator.domains.fund.rubric import resolve_rubric
@@ -113,15 +113,9 @@ def load_evaluation(source: Source) -> Evaluation:
                 risk_free=risk_free,
             )
         as_of = source.option("as_of")
-        return evaluate_universe(
-            universe.navs,
-            universe.meta,
-            rubric,
-            benchmark=universe.benchmark,
-            risk_free=universe.risk_free,
-            as_of=pd.Timestamp(as_of) if as_of else None,
-            issues=universe.issues,
-        )
+        # The same path as `fund evaluate`: adjustment columns and the market calendar are applied, so a
+        # settling fund is graded on total returns here too, not marked unadjusted.
+        return evaluate_loaded(universe, rubric, as_of=pd.Timestamp(as_of) if as_of else None)
     except (DataError, RubricError, ValueError) as exc:
         raise PackError(f"fund data {source.path or 'sample'}: {exc}") from exc
 

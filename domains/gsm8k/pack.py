@@ -48,6 +48,8 @@ class GSM8KPack(DomainPack):
     styles = STYLE_NAMES
     primary_reward = "correctness"
     thinking_styles = ("qwen3-think",)
+    languages = LANGUAGES
+    data_help = "synthetic[:steps=1-3], a hub id, a JSONL file or folder"
 
     def rubric(self) -> dict[str, Any]:
         return copy.deepcopy(load_rubric())
@@ -65,7 +67,7 @@ class GSM8KPack(DomainPack):
         split: str,
         *,
         style: str | None = None,
-        language: str = "en",
+        language: str | None = None,
         limit: int | None = None,
         seed: int = 0,
     ) -> Any:
@@ -76,8 +78,7 @@ class GSM8KPack(DomainPack):
         from datasets import Dataset
 
         chosen = self.check_style(style)
-        if language not in LANGUAGES:
-            raise PackError(f"gsm8k prompts exist in {', '.join(LANGUAGES)}, not {language!r}")
+        language = self.check_language(language)
         system = get_style(chosen).system_prompt(language)
         rows = [
             {

@@ -49,6 +49,10 @@ class JudgeLog:
         self.write_errors = 0
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
+        from evaluator.training.distributed import is_main_process
+
+        if not is_main_process():  # one judge log per run: rank 0's samples
+            return
         with self._lock:
             for row in rows:
                 try:

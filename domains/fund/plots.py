@@ -18,21 +18,50 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.plots_common import (
+from evaluator.methodology.plotting import (
     NothingToPlotError,
     Plan,
     Warn,
     as_warner,
     check_targets,
     cjk_font,
-    label,
     new_figure,
     note,
     num,
     save_png,
-    sort_types,
     style,
 )
+from evaluator.methodology.plotting import label as _label
+
+# Peer groups (유형) with an agreed English name, used when no Hangul font is installed.
+ROMANISED = {
+    "국내주식형": "Domestic equity",
+    "해외주식형": "Global equity",
+    "채권형": "Bond",
+    "국내채권형": "Domestic bond",
+    "해외채권형": "Global bond",
+    "혼합형": "Mixed",
+    "주식혼합형": "Equity mixed",
+    "채권혼합형": "Bond mixed",
+    "재간접형": "Fund of funds",
+    "부동산형": "Real estate",
+    "파생형": "Derivatives",
+    "특별자산형": "Special assets",
+    "머니마켓형": "Money market",
+}
+TYPE_ORDER = tuple(ROMANISED)
+
+
+def label(text: Any) -> str:
+    """A peer-group name as the plot can show it: as is with a Hangul font, else its English name or romanised."""
+    return _label(text, ROMANISED)
+
+
+def sort_types(names: Iterable[str]) -> list[str]:
+    """Peer groups in the methodology's usual order, unknown ones after them alphabetically."""
+    known = {n: i for i, n in enumerate(TYPE_ORDER)}
+    return sorted(set(names), key=lambda n: (known.get(n, len(known)), n))
+
 
 GRADES_PNG = "fund_grades.png"
 SCATTER_PNG = "fund_risk_return.png"
@@ -281,3 +310,19 @@ def plot_fund_batch(
     plan = plan_fund_batch(batch_dir, out_dir, warn=warn)
     check_targets(plan.targets, force)
     return plan.draw()
+
+
+def _head(path: Path, size: int = 4000) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(size)
+    except OSError:
+        return ""
+
+
+def looks_like_batch(folder: Path) -> bool:
+    """A folder ``evaluator fund evaluate`` wrote: a summary file, or per-fund reports with ``fund_code``."""
+    folder = Path(folder)
+    if any((folder / name).is_file() for name in SUMMARY_FILES):
+        return True
+    return any('"fund_code"' in _head(p) for p in sorted(folder.glob("*.json"))[:50])

@@ -1,0 +1,173 @@
+"""Proof that a pack is one folder: imports only go down the layers, and generic code never names a pack.
+
+Layers: app → training / evaluation → domains → methodology. ``training/`` and ``evaluation/`` reach packs only
+through ``evaluator.domains.base`` and ``evaluator.domains.registry``. Pack names may appear in
+``training/`` and ``evaluation/`` only in comments and docstrings; ``methodology/`` never refers to a pack by
+its name, module or folder; outside its own folder, ko-grammar is named only by the registry and the package
+list (and its own tests and docs).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAYER = {"methodology": 0, "domains": 1, "training": 2, "evaluation": 2, "app": 3}
+GENERIC_DOMAINS = {"evaluator.domains", "evaluator.domains.base", "evaluator.domains.registry"}
+PACK_NAME = re.compile(r"(?<![A-Za-z0-9])(gsm8k|fund|ko_grammar|ko-grammar)(?![A-Za-z0-9])", re.IGNORECASE)
+KO_GRAMMAR = re.compile(r"ko[-_]grammar|KoGrammar", re.IGNORECASE)
+
+
+def python_files(top: str) -> list[Path]:
+    return sorted(p for p in (REPO / top).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Every ``evaluator.*`` module a file imports (function-level imports included)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.startswith("evaluator.")]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evaluator."):
+            out.append((node.lineno, node.module))
+    return out
+
+
+def layer_violations(top: str) -> list[str]:
+    bad = []
+    for path in python_files(top):
+        for lineno, module in imported_modules(path):
+            target = module.split(".")[1]
+            where = f"{path.relative_to(REPO)}:{lineno} imports {module}"
+            if target in LAYER and LAYER[target] > LAYER[top]:
+                bad.append(f"{where} (a higher layer)")
+            elif top in ("training", "evaluation") and target == "domains" and not any(
+                module == g for g in GENERIC_DOMAINS
+            ):
+                bad.append(f"{where} (a pack; use the registry)")
+    return bad
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    assert [v for top in LAYER for v in layer_violations(top)] == []
+
+
+def test_the_layer_check_sees_a_violation(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text("def f():\n    from evaluator.domains.fund.pack import FundPack\n", encoding="utf-8")
+    assert imported_modules(sample) == [(2, "evaluator.domains.fund.pack")]
+
+
+def code_tokens(path: Path) -> list[tuple[int, str]]:
+    """Names and string literals of a file, without comments and docstrings."""
+    out = []
+    previous = None
+    for tok in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.NL):
+            continue
+        is_docstring = tok.type == tokenize.STRING and previous in (
+            None, tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE,
+        )  # fmt: skip
+        if tok.type in (tokenize.NAME, tokenize.STRING) and not is_docstring:
+            out.append((tok.start[0], tok.string))
+        previous = tok.type
+    return out
+
+
+def names_a_pack(text: str) -> bool:
+    """An identifier or string literal that refers to a pack as such: its name, its module, its folder."""
+    if text in ("gsm8k", "fund", "ko_grammar"):
+        return True
+    if text[:1] in "\"'" or text[:2].lower() in ("f\"", "f'", "r\"", "r'"):
+        body = text.lstrip("rRfFbBuU").strip("\"'")
+        return body in ("gsm8k", "fund", "ko-grammar", "ko_grammar") or bool(
+            re.search(r"domains[./](gsm8k|fund|ko_grammar)|runs/(gsm8k|fund|ko-grammar)", body)
+        )
+    return False
+
+
+def test_training_and_evaluation_name_no_pack_in_code() -> None:
+    hits = [
+        f"{path.relative_to(REPO)}:{line}: {text[:60]}"
+        for top in ("training", "evaluation")
+        for path in python_files(top)
+        for line, text in code_tokens(path)
+        if PACK_NAME.search(text)
+    ]
+    assert hits == []
+
+
+def test_methodology_names_no_pack_in_code() -> None:
+    """The methodology is a fund-rating methodology, so its messages and PDF patterns speak of funds; what it
+    must not do is refer to the pack (its name, module or folder)."""
+    hits = [
+        f"{path.relative_to(REPO)}:{line}: {text[:60]}"
+        for path in python_files("methodology")
+        for line, text in code_tokens(path)
+        if names_a_pack(text)
+    ]
+    assert hits == []
+    assert names_a_pack('"fund"') and names_a_pack("gsm8k") and names_a_pack('"evaluator.domains.fund.pack"')
+    assert not names_a_pack('"such a fund would have"') and not names_a_pack('r"fund\\s*size"')
+
+
+def test_the_name_check_ignores_docstrings_and_comments_but_not_code(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text('"""About gsm8k."""\n# fund\nx = "runs/gsm8k"\n', encoding="utf-8")
+    assert [t for _, t in code_tokens(sample) if PACK_NAME.search(t)] == ['"runs/gsm8k"']
+
+
+ALLOWED_KO_GRAMMAR = {"domains/registry.py", "pyproject.toml"}
+
+
+def tracked_files() -> list[Path]:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):  # not a checkout: every file, build outputs left out below
+        return sorted(p for p in REPO.rglob("*") if p.is_file())
+    return [REPO / line for line in out.splitlines() if line]
+
+
+def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
+    hits = []
+    for path in tracked_files():
+        rel = path.relative_to(REPO).as_posix()
+        if not path.is_file() or path.suffix not in (".py", ".toml", ".json", ".yaml", ".yml", ".cfg", ".txt"):
+            continue
+        if ".egg-info/" in rel or rel.startswith(("build/", ".venv/")):
+            continue
+        if rel.startswith((".", "domains/ko_grammar/", "tests/test_ko_grammar")) or "/." in rel or "__pycache__" in rel:
+            continue
+        if rel in ALLOWED_KO_GRAMMAR or rel == "tests/test_layers.py":
+            continue
+        if KO_GRAMMAR.search(path.read_text(encoding="utf-8", errors="replace")):
+            hits.append(rel)
+    assert hits == []
+
+
+# The fund pack's own commands (and cli.py, which mounts them; methodology.py, the fund-rating methodology
+# commands; storage/, api/ and the db/keys commands, the fund evaluation service) may name it; the demo walks through the packs by name.
+APP_MAY_NAME = {
+    "app/cli.py", "app/commands/fund.py", "app/commands/fund_agreement.py", "app/commands/fund_history.py",
+    "app/commands/methodology.py",
+    "app/demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
+}  # fmt: skip
+APP_MAY_NAME_UNDER = ("app/api/", "app/storage/")
+
+
+def test_app_names_a_pack_only_in_the_fund_packs_own_commands() -> None:
+    hits = [
+        f"{path.relative_to(REPO)}:{line}: {text[:60]}"
+        for path in python_files("app")
+        if path.relative_to(REPO).as_posix() not in APP_MAY_NAME
+        and not path.relative_to(REPO).as_posix().startswith(APP_MAY_NAME_UNDER)
+        for line, text in code_tokens(path)
+        if PACK_NAME.search(text)
+    ]
+    assert hits == []

@@ -1,0 +1,98 @@
+"""Held-out evaluation during training, through the same harness ``evaluator eval`` uses.
+
+Every call to the evaluation harness from training lives here, so the trainer grades its own policy
+exactly as a later ``evaluator eval`` would: same pack grader, same prompt rendering, greedy, batched.
+The held-out slice is built once (the first ``limit`` rows of ``split``) and reused at every point, so
+the figures along a run are comparable with each other.
+
+Train mode: ``Generator.generate`` switches the policy to eval mode for the forward passes and back to
+train mode afterwards; before the first forward, ``Generator`` turns off bitsandbytes' CPU repack of
+4-bit weights, which would otherwise corrupt the LoRA gradients of every later training step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.domains.base import DomainPack
+
+EVAL_KEYS = ("eval/accuracy", "eval/format_rate")
+
+
+@dataclass
+class HeldOutEval:
+    """A fixed held-out slice of the pack's data and the settings to grade a policy on it."""
+
+    pack: DomainPack
+    rows: list[dict[str, Any]]
+    style: str | None
+    language: str
+    max_new_tokens: int
+    batch_size: int = 32
+    seed: int = 0
+    split: str = "test"
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        pack: DomainPack,
+        *,
+        data: str | None,
+        split: str,
+        limit: int,
+        style: str | None,
+        language: str,
+        max_new_tokens: int,
+        batch_size: int = 32,
+        seed: int = 0,
+    ) -> HeldOutEval:
+        """Build the slice now, so a missing split fails before training starts, not at the first eval."""
+        dataset = pack.dataset(data, split, style=style, language=language, limit=limit, seed=seed)
+        rows = dataset.to_list() if hasattr(dataset, "to_list") else [dict(r) for r in dataset]
+        rows = rows[:limit]
+        if not rows:
+            raise ValueError(f"held-out split {split!r} of {pack.name} has no rows to evaluate on")
+        return cls(pack, rows, style, language, max_new_tokens, batch_size, seed, split)
+
+    def run(self, model: Any, tokenizer: Any) -> dict[str, float | None]:
+        """Grade ``model`` as it is now; returns ``eval/*`` figures with 95 % bootstrap CIs."""
+        from evaluator.evaluation.generate import Generator
+        from evaluator.evaluation.harness import evaluate
+
+        was_training = bool(getattr(model, "training", False))
+        try:
+            report = evaluate(
+                self.pack,
+                generator=Generator(model, tokenizer),
+                dataset=self.rows,
+                split=self.split,
+                temperature=0.0,
+                batch_size=self.batch_size,
+                max_new_tokens=self.max_new_tokens,
+                style=self.style,
+                language=self.language,
+                seed=self.seed,
+            )
+        finally:
+            if was_training:
+                model.train()  # never leave the policy in eval mode (dropout, 4-bit kernels)
+        return figures(report)
+
+
+def figures(report: dict[str, Any]) -> dict[str, float | None]:
+    """The flat ``eval/*`` metrics a training log row carries, from an evaluation report."""
+    acc = report["accuracy"]["strict"]
+    fmt = report["format_rate"]
+    acc_ci = acc.get("ci95") or [None, None]
+    fmt_ci = fmt.get("ci95") or [None, None]
+    return {
+        "eval/accuracy": acc["value"],
+        "eval/accuracy_ci_low": acc_ci[0],
+        "eval/accuracy_ci_high": acc_ci[1],
+        "eval/format_rate": fmt["value"],
+        "eval/format_rate_ci_low": fmt_ci[0],
+        "eval/format_rate_ci_high": fmt_ci[1],
+        "eval/n": float(report["n_items"]),
+    }
