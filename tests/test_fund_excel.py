@@ -280,3 +280,47 @@ def test_cli_class_without_a_portfolio_code_is_its_own_portfolio(tmp_path: Path)
     assert not any("설정액 정보가 없어" in w for r in reports.values() for w in r["warnings"])
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["grade_distribution_by_portfolio"]["국내주식형"]["portfolios"] == 10
+
+
+def test_real_biff_xls_with_title_rows_date_cells_and_text_numbers(tmp_path: Path) -> None:
+    """A genuine BIFF8 .xls (the old Excel format many Korean systems still export), written with xlwt: date
+    cells with a date format, Excel serials as plain numbers, numbers stored as text with separators, a
+    leading-zero code, a cover sheet; read through xlrd the same as the .xlsx path."""
+    import datetime as dt
+
+    xlwt = pytest.importorskip("xlwt")
+    book = xlwt.Workbook(encoding="utf-8")
+    book.add_sheet("표지").write(0, 0, "이 통합문서는 예시입니다")
+    ws = book.add_sheet("기준가격")
+    date_style = xlwt.easyxf(num_format_str="yyyy-mm-dd")
+    rows = [*_title_rows(), ["기준일자", "펀드코드", "펀드명", "유형", "기준가격", "설정원본(억원)"]]
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            ws.write(r, c, value)
+    r = len(rows)
+    for code in CODES:
+        for i, d in enumerate(DATES):
+            nav = _nav(code, i)
+            if i % 3 == 0:
+                ws.write(r, 0, dt.datetime(d.year, d.month, d.day), date_style)  # a real date cell
+            elif i % 3 == 1:
+                ws.write(r, 0, (d - pd.Timestamp("1899-12-30")).days)  # a bare serial number
+            else:
+                ws.write(r, 0, f"{d:%Y.%m.%d}")
+            ws.write(r, 1, code)
+            ws.write(r, 2, "가람 코리아")
+            ws.write(r, 3, "국내주식형")
+            ws.write(r, 4, f"{nav:,.2f}" if i % 2 else nav)
+            ws.write(r, 5, "125.5")
+            r += 1
+    path = tmp_path / "nav.xls"
+    book.save(str(path))
+    assert path.read_bytes()[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2/BIFF, not HTML in disguise
+    navs, issues, meta, warnings, info = load_navs(path)
+    assert issues == {} and info["encoding"] == "xls:기준가격" and info["layout"] == "long"
+    assert list(navs.index) == list(DATES) and set(navs.columns) == set(CODES)
+    for code in CODES:
+        assert navs[code].tolist() == [_nav(code, i) for i in range(len(DATES))]
+    assert meta.loc["0012345", "set_amount"] == pytest.approx(125.5e8)
+    with pytest.raises(DataError, match="no header row found"):
+        load_navs(path, sheet="표지")
