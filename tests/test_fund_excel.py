@@ -316,7 +316,7 @@ def test_real_biff_xls_with_title_rows_date_cells_and_text_numbers(tmp_path: Pat
     path = tmp_path / "nav.xls"
     book.save(str(path))
     assert path.read_bytes()[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2/BIFF, not HTML in disguise
-    navs, issues, meta, warnings, info = load_navs(path)
+    navs, issues, meta, _warnings, info = load_navs(path)
     assert issues == {} and info["encoding"] == "xls:기준가격" and info["layout"] == "long"
     assert list(navs.index) == list(DATES) and set(navs.columns) == set(CODES)
     for code in CODES:
