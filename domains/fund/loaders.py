@@ -54,21 +54,6 @@ __all__ = [
 
 META_COLUMNS = ("fund_name", "company", "type", "set_amount", "net_assets", "total_fee", "family_code")
 ADJUSTMENT_COLUMNS = {"adjusted_nav": "수정기준가격", "distribution": "분배금", "distribution_rate": "분배율"}
-OHLCV = (
-    "대비",
-    "등락률",
-    "시가",
-    "고가",
-    "저가",
-    "거래량",
-    "거래대금",
-    "상장시가총액",
-    "open",
-    "high",
-    "low",
-    "volume",
-)
-CLOSE = ("종가", "close", "close_price", "closing_price")
 
 
 @dataclass
