@@ -55,6 +55,15 @@ def _date_forms(d: pd.Timestamp, k: int) -> object:
     return forms[k % len(forms)]
 
 
+def _assert_the_export_values(navs: pd.DataFrame, meta: pd.DataFrame) -> None:
+    """What every spreadsheet form of the same export must read as: dates, codes (leading zeros kept), NAVs
+    and the 억원 amount in 원."""
+    assert list(navs.index) == list(DATES) and set(navs.columns) == set(CODES)
+    for code in CODES:
+        assert navs[code].tolist() == [_nav(code, i) for i in range(len(DATES))]
+    assert meta.loc["0012345", "set_amount"] == pytest.approx(125.5e8)
+
+
 def test_xlsx_with_title_rows_and_mixed_date_and_number_forms(tmp_path: Path) -> None:
     rows = [*_title_rows(), ["기준일자", "펀드코드", "펀드명", "유형", "기준가격", "설정원본(억원)"]]
     for code in CODES:
@@ -74,10 +83,7 @@ def test_xlsx_with_title_rows_and_mixed_date_and_number_forms(tmp_path: Path) ->
     path = _xlsx(tmp_path / "nav.xlsx", {"표지": cover, "기준가격": rows})
     navs, issues, meta, warnings, info = load_navs(path)
     assert issues == {} and info["encoding"] == "xlsx:기준가격" and info["layout"] == "long"
-    assert list(navs.index) == list(DATES) and set(navs.columns) == set(CODES)
-    for code in CODES:
-        assert navs[code].tolist() == [_nav(code, i) for i in range(len(DATES))]
-    assert meta.loc["0012345", "set_amount"] == pytest.approx(125.5e8)
+    _assert_the_export_values(navs, meta)
     assert any("'설정원본(억원)' read in 억원" in w for w in warnings)
     # --sheet picks a sheet by name or number; a sheet without a header is a clear error
     assert load_navs(path, sheet="2")[0].equals(navs)
@@ -318,9 +324,6 @@ def test_real_biff_xls_with_title_rows_date_cells_and_text_numbers(tmp_path: Pat
     assert path.read_bytes()[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # OLE2/BIFF, not HTML in disguise
     navs, issues, meta, _warnings, info = load_navs(path)
     assert issues == {} and info["encoding"] == "xls:기준가격" and info["layout"] == "long"
-    assert list(navs.index) == list(DATES) and set(navs.columns) == set(CODES)
-    for code in CODES:
-        assert navs[code].tolist() == [_nav(code, i) for i in range(len(DATES))]
-    assert meta.loc["0012345", "set_amount"] == pytest.approx(125.5e8)
+    _assert_the_export_values(navs, meta)
     with pytest.raises(DataError, match="no header row found"):
         load_navs(path, sheet="표지")
