@@ -60,6 +60,16 @@ def barrier() -> None:
         dist.barrier()
 
 
+def shutdown() -> None:
+    """Leave the process group cleanly: every rank waits for the others, then the group is destroyed. Exiting
+    with a live gloo group can abort a rank at interpreter exit ("terminate called without an active
+    exception", SIGABRT), which torchrun reports as a failed run although the training finished."""
+    dist = _dist()
+    if dist is not None:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def any_rank(flag: bool) -> bool:
     """True on every rank when ``flag`` is true on any rank (a stop decision all ranks must share)."""
     dist = _dist()

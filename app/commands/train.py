@@ -134,9 +134,10 @@ def register(app: typer.Typer) -> None:
             "run_name": run_name,
         }
         summary = run_training(overrides, config)
-        from evaluator.training.distributed import launched_child
+        from evaluator.training.distributed import launched_child, shutdown
 
         if launched_child():  # one of N processes: the launching command reports for all of them
+            shutdown()
             return
         best = summary.get("best") or {}
         console.print(
