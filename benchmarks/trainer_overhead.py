@@ -2,12 +2,18 @@
 
 Both sides get the same tiny model (LoRA), dataset, prompt rendering, reward functions and weights and the
 same ``GRPOConfig`` (built by ``grpo_args``); the project side adds its callbacks (metrics file, completions
-file, best-adapter saving, time-limit checks) through ``train()``. A step's time is the wall time between
-consecutive log events (``logging_steps=1``), so logging and file writing are inside it. The first step
-(warm-up) and the last (the project always checkpoints it) are left out. Runs alternate between the two
-sides to spread machine-load drift evenly.
+file, best-adapter saving, time-limit checks, the Rich progress display, drawn on a throwaway terminal
+console) through ``train()``. A step's time is the wall time between consecutive log events
+(``logging_steps=1``), so logging and file writing are inside it. The first step (warm-up) and the last (the
+project always checkpoints it) are left out.
 
-    python benchmarks/trainer_overhead.py [--steps 12] [--reps 2] [--completion-length 32]
+Fairness: one unmeasured run of each side first (the first training run in a process pays one-off warm-up
+costs for several steps, and used to be always the project's); then the order of the two sides alternates
+from one repetition to the next (project first, then bare first, …). torch runs on ``--threads`` threads
+(default 1, the same on both sides): on a shared 2-core machine two intra-op threads per process contend with
+other jobs and a step's time swings tenfold, which drowns a per-step difference of a few milliseconds.
+
+    python benchmarks/trainer_overhead.py [--steps 20] [--reps 3] [--completion-length 32] [--threads 1]
 
 Last line: ``trainer_overhead ratio=<median project step / median bare step>``. Goal ≤ 1.10.
 """
@@ -21,6 +27,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _cfg(out: Path, args: argparse.Namespace):
@@ -33,18 +40,39 @@ def _cfg(out: Path, args: argparse.Namespace):
     })
 
 
-def project_steps(out: Path, args: argparse.Namespace) -> list[float]:
-    import json
+def _stamper() -> tuple[Any, list[tuple[float, float]]]:
+    """One callback, used on both sides: (wall, process CPU) time at each training log event."""
+    from transformers import TrainerCallback
+
+    stamps: list[tuple[float, float]] = []
+
+    class Stamp(TrainerCallback):
+        def on_log(self, a, state, control, logs=None, **kw):  # type: ignore[no-untyped-def]
+            if logs and "reward" in logs:
+                stamps.append((time.perf_counter(), time.process_time()))
+
+    return Stamp(), stamps
+
+
+def _steps(stamps: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Per-step (wall, CPU) seconds, steps 2 … N-1."""
+    return [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(stamps)][:-1]
+
+
+def project_steps(out: Path, args: argparse.Namespace) -> list[tuple[float, float]]:
+    import io
+
+    from rich.console import Console
 
     from evaluator.training.grpo import train
 
-    train(_cfg(out, args), progress=False)
-    times = [json.loads(line)["time"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    return [b - a for a, b in itertools.pairwise(times)][:-1]  # steps 2 … N-1
+    stamp, stamps = _stamper()
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)  # drawn as on a terminal, not shown
+    train(_cfg(out, args), console=console, progress=not args.no_progress, callbacks=(stamp,))
+    return _steps(stamps)
 
 
-def bare_steps(out: Path, args: argparse.Namespace) -> list[float]:
-    from transformers import TrainerCallback
+def bare_steps(out: Path, args: argparse.Namespace) -> list[tuple[float, float]]:
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
 
@@ -61,27 +89,23 @@ def bare_steps(out: Path, args: argparse.Namespace) -> list[float]:
     _, funcs, weights = select_rewards(pack, cfg)
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
-    stamps: list[float] = []
-
-    class Stamp(TrainerCallback):
-        def on_log(self, a, state, control, logs=None, **kw):  # type: ignore[no-untyped-def]
-            if logs and "reward" in logs:
-                stamps.append(time.time())
-
+    stamp, stamps = _stamper()
     trainer = GRPOTrainer(
         model=policy.model, reward_funcs=funcs, args=grpo_args(cfg, out, policy, weights, fmt),
-        train_dataset=fold_dataset(dataset, fmt), processing_class=policy.tokenizer, callbacks=[Stamp()],
+        train_dataset=fold_dataset(dataset, fmt), processing_class=policy.tokenizer, callbacks=[stamp],
     )
     trainer.remove_callback(PrinterCallback)
     trainer.train()
-    return [b - a for a, b in itertools.pairwise(stamps)][:-1]
+    return _steps(stamps)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--completion-length", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads, both sides")
+    parser.add_argument("--no-progress", action="store_true", help="project side without the progress display")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -92,18 +116,31 @@ def main() -> None:
     from evaluator.training.models import ensure_tiny
 
     ensure_tiny("tiny")
+    import torch
+
+    torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
-    ours: list[float] = []
-    bare: list[float] = []
+    ours: list[tuple[float, float]] = []
+    bare: list[tuple[float, float]] = []
+    sides = [("project", project_steps, ours), ("bare", bare_steps, bare)]
     with tempfile.TemporaryDirectory() as tmp:
+        warm = argparse.Namespace(**{**vars(args), "steps": 3})
+        for name, fn, _ in sides:  # unmeasured: one-off warm-up costs land on neither side
+            fn(Path(tmp) / f"warm-{name}", warm)
         for rep in range(args.reps):
-            for name, fn, sink in (("project", project_steps, ours), ("bare", bare_steps, bare)):
+            for name, fn, sink in sides if rep % 2 == 0 else sides[::-1]:
                 steps = fn(Path(tmp) / f"{name}-{rep}", args)
                 sink.extend(steps)
-                print(f"rep {rep} {name:7s} median {statistics.median(steps):.4f} s/step over {len(steps)} steps")
+                wall, cpu = (statistics.median(x) for x in zip(*steps, strict=True))
+                print(f"rep {rep} {name:7s} median {wall:.4f} s/step (CPU {cpu:.4f} s) over {len(steps)} steps")
     load_after = os.getloadavg()
-    mo, mb = statistics.median(ours), statistics.median(bare)
-    print(f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f} (1-minute, {os.cpu_count()} cores)")
+    mo, mb = statistics.median(w for w, _ in ours), statistics.median(w for w, _ in bare)
+    co, cb = statistics.median(c for _, c in ours), statistics.median(c for _, c in bare)
+    print(
+        f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f} (1-minute, {os.cpu_count()} cores); "
+        f"torch threads {args.threads}, progress display {'off' if args.no_progress else 'on'}"
+    )
+    print(f"median step CPU time: project {co:.4f} s, bare TRL {cb:.4f} s: ratio {co / cb:.3f}")
     print(f"median step: project {mo:.4f} s, bare TRL {mb:.4f} s ({len(ours)} and {len(bare)} steps)")
     print(f"trainer_overhead ratio={mo / mb:.3f}")
 

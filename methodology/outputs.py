@@ -51,11 +51,18 @@ def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Pat
 
 def append_jsonl(path: str | os.PathLike[str], row: Any) -> None:
     """Append one line; a single ``write`` of a whole line keeps concurrent appends from interleaving."""
+    append_jsonl_rows(path, [row])
+
+
+def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
+    """Append one line per row in a single ``write`` (one open, whole lines; nothing written for no rows)."""
+    text = "".join(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n" for row in rows)
+    if not text:
+        return
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(row, ensure_ascii=False, default=_json_default) + "\n"
     with open(target, "a", encoding="utf-8") as fh:
-        fh.write(line)
+        fh.write(text)
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

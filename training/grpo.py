@@ -14,7 +14,7 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, RewardFn, completion_text
 from evaluator.domains.registry import get_pack
-from evaluator.methodology.outputs import append_jsonl, atomic_write_json
+from evaluator.methodology.outputs import append_jsonl_rows, atomic_write_json
 from evaluator.training.callbacks import (
     BestAdapterSaver,
     MetricsLogger,
@@ -100,19 +100,19 @@ def _trainer_class() -> type:
             completions = list(self._logs["completion"])[-self.completions_per_log :]
             rewards = {k: list(v)[-len(prompts) :] for k, v in self._logs["rewards"].items()}
             advantages = list(self._logs["advantages"])[-len(prompts) :]
-            for i, (p, c) in enumerate(zip(prompts, completions, strict=False)):
-                append_jsonl(
-                    self.completions_path,
-                    {
-                        "step": self.state.global_step,
-                        "prompt": completion_text([m for m in p if m.get("role") == "user"])
-                        if isinstance(p, list)
-                        else p,
-                        "completion": completion_text(c),
-                        "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
-                        "advantage": advantages[i] if i < len(advantages) else None,
-                    },
-                )
+            rows = [
+                {
+                    "step": self.state.global_step,
+                    "prompt": completion_text([m for m in p if m.get("role") == "user"])
+                    if isinstance(p, list)
+                    else p,
+                    "completion": completion_text(c),
+                    "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
+                    "advantage": advantages[i] if i < len(advantages) else None,
+                }
+                for i, (p, c) in enumerate(zip(prompts, completions, strict=False))
+            ]
+            append_jsonl_rows(self.completions_path, rows)  # one open and one write per logging step
 
     return EvaluatorGRPOTrainer
 
@@ -182,8 +182,14 @@ def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, cons
     )
 
 
-def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
-    """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``)."""
+def train(
+    cfg: TrainConfig, *, console: Any = None, progress: bool = True, callbacks: tuple[Any, ...] = ()
+) -> dict[str, Any]:
+    """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``).
+
+    ``callbacks`` are extra ``TrainerCallback``s, called after the run's own (the overhead benchmark stamps
+    steps with the same one on both sides).
+    """
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
@@ -234,9 +240,9 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
     best_metric = "eval/accuracy" if monitor is not None else "reward"
-    callbacks: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
+    own: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
     if progress and is_main_process():
-        callbacks.append(RichProgress(console, max_seconds=cfg.max_seconds))
+        own.append(RichProgress(console, max_seconds=cfg.max_seconds))
     trainer_cls = _trainer_class()
     trainer = trainer_cls(
         model=policy.model,
@@ -244,7 +250,7 @@ def train(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> di
         args=grpo_args(cfg, out, policy, weights, fmt),
         train_dataset=dataset,
         processing_class=policy.tokenizer,
-        callbacks=callbacks,
+        callbacks=[*own, *callbacks],
     )
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
