@@ -122,6 +122,7 @@ def _eligibility(
     """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원)."""
     groups = set(rubric["peer_groups"])
     covered: dict[float, np.ndarray] = {}
+    rules_of: dict[object, dict[str, float]] = {}
     for i, t in enumerate(types):
         if i in flags.errors:
             continue
@@ -131,7 +132,9 @@ def _eligibility(
             flags.skip(
                 i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(rubric['peer_groups'])})이 아닙니다"
             )
-        rules = eligibility_for(rubric, t)
+        if t not in rules_of:
+            rules_of[t] = eligibility_for(rubric, t)
+        rules = rules_of[t]
         min_years, min_amount = rules["min_history_years"], rules["min_set_amount_krw"]
         if min_years not in covered:
             covered[min_years] = covers(min_years)
@@ -198,9 +201,9 @@ def evaluate_universe(
         broken = f" ({len(issues)} fund(s) had only broken rows)" if issues else ""
         raise DataError(f"there are no usable NAV rows to evaluate{broken}")
     issues = issues or {}
-    codes = [str(c) for c in navs.columns] + [
-        str(c) for c in issues if str(c) not in {str(x) for x in navs.columns}
-    ]
+    codes = [str(c) for c in navs.columns]
+    known = set(codes)
+    codes += [str(c) for c in issues if str(c) not in known]
     as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else None
     if as_of_ts is not None and row_on_or_before(navs.index, as_of_ts) is None:
         raise DataError(

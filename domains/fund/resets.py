@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.total_return import cells
+
 MIN_DROP = 0.01
 """Smallest unexplained one-day drop read as a reset (1 %)."""
 Z_DROP = 6.0
@@ -106,7 +108,7 @@ def detect_resets(
     candidates: np.ndarray,
     groups: np.ndarray,
     bench_returns: tuple[np.ndarray, np.ndarray] | None = None,
-    chunk: int = 1024,
+    chunk: int = 256,
 ) -> Resets:
     """Candidate resets for the funds where ``candidates`` is true.
 
@@ -130,7 +132,7 @@ def detect_resets(
             near = x[1:] >= (1.0 - WIDE) * BASE
             near &= x[1:] <= (1.0 + WIDE) * BASE
             near &= r <= PREFILTER
-        rows, js = np.nonzero(near)
+        rows, js = cells(near)
         if rows.size == 0:
             continue
         m = market.returns(key)
