@@ -87,8 +87,11 @@ class ClassInfo:
 
 def _nullable(values: np.ndarray) -> list[float | None]:
     """Floats per fund with NaN as None (vectorised conversion; the per-fund loop only reads lists)."""
-    out: list[float | None] = np.asarray(values, dtype=float).tolist()
-    return [None if x != x else x for x in out]
+    array = np.asarray(values, dtype=float)
+    out: list[float | None] = array.tolist()
+    for i in np.flatnonzero(np.isnan(array)).tolist():  # only the NaN cells are touched in Python
+        out[i] = None
+    return out
 
 
 def package_results(
