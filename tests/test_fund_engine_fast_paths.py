@@ -84,6 +84,9 @@ def test_fund_matrix_is_row_major_and_matches_pandas_reindex() -> None:
     assert got.flags.c_contiguous
     want = frame.reindex(columns=codes).to_numpy(dtype=float)
     assert np.array_equal(got, want, equal_nan=True)
+    row_major = pd.DataFrame(np.ascontiguousarray(want[:, :-1]), index=dates, columns=codes[:-1], copy=False)
+    assert row_major.to_numpy().flags.c_contiguous
+    assert np.array_equal(fund_matrix(row_major, codes), want, equal_nan=True)
     numbered = pd.DataFrame(frame.to_numpy(), index=dates, columns=range(300))  # non-string column labels
     assert np.array_equal(fund_matrix(numbered, ["5", "0", "x"])[:, :2], frame[["F5", "F0"]].to_numpy())
     with pytest.raises(ValueError):

@@ -43,7 +43,9 @@ def _benchmark_dates(benchmark: Any) -> pd.DatetimeIndex | None:
 
 
 BLOCK = 128
-"""Fund columns copied per step by :func:`fund_matrix` (a few hundred KiB: stays in cache)."""
+"""Fund columns copied per step by :func:`fund_matrix` from a column-major frame (stays in cache)."""
+ROWS = 8
+"""Dates copied per step from a row-major frame."""
 
 
 def fund_matrix(frame: pd.DataFrame, codes: list[str]) -> np.ndarray:
@@ -51,7 +53,9 @@ def fund_matrix(frame: pd.DataFrame, codes: list[str]) -> np.ndarray:
 
     Every later stage reads the matrix a row of dates at a time (returns, windows, drawdowns), and on a
     column-major copy — what pandas hands back for most frames — the metrics alone take about half as
-    long again. Copying a block of columns at a time makes the transpose cheaper than pandas' own copy.
+    long again. Copying a block of columns at a time makes the transpose cheaper than pandas' own copy;
+    a row-major frame is copied a few whole rows at a time (gathering columns from it would touch every
+    cache line once per column block).
     """
     values = frame.to_numpy(dtype=float)
     where = frame.columns if frame.columns.inferred_type == "string" else frame.columns.map(str)
@@ -61,9 +65,13 @@ def fund_matrix(frame: pd.DataFrame, codes: list[str]) -> np.ndarray:
     if values.shape[1] == 0:
         return np.full((values.shape[0], len(codes)), np.nan)
     nav = np.empty((values.shape[0], len(codes)))
-    for lo in range(0, len(codes), BLOCK):
-        idx = pos[lo : lo + BLOCK]
-        nav[:, lo : lo + idx.size] = values[:, idx]
+    if values.flags.f_contiguous and not values.flags.c_contiguous:  # column-major: a block of columns
+        for lo in range(0, len(codes), BLOCK):
+            idx = pos[lo : lo + BLOCK]
+            nav[:, lo : lo + idx.size] = values[:, idx]
+    else:  # row-major already: whole rows, a few at a time
+        for lo in range(0, values.shape[0], ROWS):
+            np.take(values[lo : lo + ROWS], pos, axis=1, out=nav[lo : lo + ROWS])
     nav[:, pos < 0] = np.nan
     return nav
 
