@@ -122,9 +122,7 @@ class FundPack(DomainPack):
             "stated_grade": answer.grade("flexible"),
             "problems": list(answer.problems[:5]),
         }
-        return Verdict(
-            verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score
-        )
+        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score)
 
     def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
         """Schema-valid rate, exact and within-one-band grade accuracy, mean absolute grade error.

@@ -70,7 +70,9 @@ def judgement_line() -> str:
     return f"항목 판단: 항목 점수(0~100) {', '.join(named)}, 그 미만 {JUDGEMENTS[-1][0]}"
 
 
-EXAMPLE_RATIONALE = "3년 연환산 수익률 ○○%로 유형 평균 ○○%보다 … 종합 점수 ○○점, 상위 ○○%(하위 절반이면 하위 ○○%)로 3등급입니다."
+EXAMPLE_RATIONALE = (
+    "3년 연환산 수익률 ○○%로 유형 평균 ○○%보다 … 종합 점수 ○○점, 상위 ○○%(하위 절반이면 하위 ○○%)로 3등급입니다."
+)
 
 
 def example_answer(criterion_ids: Iterable[str]) -> str:

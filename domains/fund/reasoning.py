@@ -150,11 +150,7 @@ def reasoning_breakdown(
         return {"score": 0.0, "reason": "no rationale_ko to check"}
     text = str(obj["rationale_ko"])
     if reading.injection:
-        return {
-            "score": 0.0,
-            "reason": "the rationale addresses the grader instead of the fund",
-            "injection": True,
-        }
+        return {"score": 0.0, "reason": "the rationale addresses the grader instead of the fund", "injection": True}
     if hangul_share(text) < MIN_HANGUL_SHARE:
         return {"score": 0.0, "reason": "rationale_ko is not Korean"}
     figures = _figures(reading.figures, facts)
