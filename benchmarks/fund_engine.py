@@ -67,8 +67,10 @@ def settle(levels: pd.DataFrame, share: float = 2 / 3, seed: int = 1) -> tuple[p
             nav_e = paid * lv[e, cols] / lv[e - 1, cols] - d
             nav[e:, cols] = lv[e:, cols] * (nav_e / lv[e, cols])
             dist[e, group == g] = d
-    table = pd.DataFrame(dist, index=levels.index, columns=levels.columns[settling])
-    return pd.DataFrame(nav, index=levels.index, columns=levels.columns), Adjustments(distribution=table)
+    # no copies (as in build_universe): both universes reach the engine with the same memory layout
+    table = pd.DataFrame(dist, index=levels.index, columns=levels.columns[settling], copy=False)
+    paid = pd.DataFrame(nav, index=levels.index, columns=levels.columns, copy=False)
+    return paid, Adjustments(distribution=table)
 
 
 def share_classes(codes: pd.Index, seed: int = 2) -> np.ndarray:

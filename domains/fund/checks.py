@@ -47,11 +47,25 @@ class Lifespan:
     has_any: np.ndarray
 
 
-def lifespans(nav: np.ndarray) -> Lifespan:
-    present = np.isfinite(nav)
+def lifespans(nav: np.ndarray, present: np.ndarray | None = None) -> Lifespan:
+    """First and last rows with a NAV per fund (``present``: ``np.isfinite(nav)``, if already computed).
+
+    Most funds are priced on the matrix's first or last row; only the others are searched (an
+    ``argmax`` down the rows of a row-major matrix copies it), with the same answer.
+    """
+    present = np.isfinite(nav) if present is None else present
+    rows = nav.shape[0]
     has_any = present.any(axis=0)
-    first = np.where(has_any, present.argmax(axis=0), -1)
-    last = np.where(has_any, nav.shape[0] - 1 - present[::-1].argmax(axis=0), -1)
+    first = np.full(nav.shape[1], -1)
+    last = np.full(nav.shape[1], -1)
+    if rows:
+        first[present[0]] = 0
+        last[present[-1]] = rows - 1
+    for out, search in ((first, present), (last, present[::-1])):
+        todo = np.flatnonzero(has_any & (out < 0))
+        if todo.size:
+            hit = search[:, todo].argmax(axis=0)
+            out[todo] = hit if search is present else rows - 1 - hit
     return Lifespan(first=first, last=last, has_any=has_any)
 
 
@@ -65,8 +79,8 @@ def check_matrix(nav: np.ndarray, dates: pd.DatetimeIndex, as_of: pd.Timestamp, 
     ``nav`` holds only the rows dated on or before ``as_of``; a fund must have a NAV on the last of them.
     """
     as_of_row = nav.shape[0] - 1
-    span = lifespans(nav)
     present = np.isfinite(nav)
+    span = lifespans(nav, present)
     holes = np.where(span.has_any, (span.last - span.first + 1) - present.sum(axis=0), 0)
     for i in np.flatnonzero(holes > 0):
         col = present[span.first[i] : span.last[i] + 1, i]

@@ -119,30 +119,47 @@ def _eligibility(
     history: np.ndarray,
     flags: FundFlags,
 ) -> None:
-    """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원)."""
+    """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원).
+
+    The tests run on whole arrays; only the funds that get a reason are visited, in fund order, with
+    their reasons in the order the rules are listed.
+    """
     groups = set(rubric["peer_groups"])
-    covered: dict[float, np.ndarray] = {}
-    for i, t in enumerate(types):
+    listed = types.tolist()
+    rules_of = {t: eligibility_for(rubric, t) for t in dict.fromkeys(listed)}
+    min_years = np.array([rules_of[t]["min_history_years"] for t in listed], dtype=float)
+    min_amount = np.array([rules_of[t]["min_set_amount_krw"] for t in listed], dtype=float)
+    covered = np.zeros(len(listed), dtype=bool)
+    for years in np.unique(min_years).tolist():
+        of = min_years == years
+        covered[of] = covers(years)[of]
+    no_group = np.array([t is None or t not in groups for t in listed], dtype=bool)
+    known = np.isfinite(amounts)
+    with np.errstate(invalid="ignore"):
+        small = known & (amounts < min_amount)
+    short = np.isfinite(history) & ~covered
+    unknown = ~known & (min_amount > 0)
+    for i in np.flatnonzero(no_group | short | small | unknown).tolist():
         if i in flags.errors:
             continue
+        t = listed[i]
         if t is None:
             flags.skip(i, "펀드 유형(유형) 정보가 없습니다")
         elif t not in groups:
             flags.skip(
                 i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(rubric['peer_groups'])})이 아닙니다"
             )
-        rules = eligibility_for(rubric, t)
-        min_years, min_amount = rules["min_history_years"], rules["min_set_amount_krw"]
-        if min_years not in covered:
-            covered[min_years] = covers(min_years)
-        if np.isfinite(history[i]) and not covered[min_years][i]:
-            flags.skip(i, f"운용기간 {history[i]:.1f}년으로 최소 {min_years:g}년에 못 미칩니다")
-        if np.isfinite(amounts[i]):
-            if amounts[i] < min_amount:
-                flags.skip(
-                    i, f"설정액 {amounts[i] / 1e8:,.1f}억원이 최소 {min_amount / 1e8:,.1f}억원에 못 미칩니다"
-                )
-        elif min_amount > 0:
+        rules = rules_of[t]
+        if short[i]:
+            flags.skip(
+                i, f"운용기간 {history[i]:.1f}년으로 최소 {rules['min_history_years']:g}년에 못 미칩니다"
+            )
+        if small[i]:
+            flags.skip(
+                i,
+                f"설정액 {amounts[i] / 1e8:,.1f}억원이 최소 {rules['min_set_amount_krw'] / 1e8:,.1f}억원에 못 미칩니다",
+            )
+        elif unknown[i]:
             flags.warn(i, "설정액 정보가 없어 최소 설정액 기준을 확인하지 못했습니다")
 
 
@@ -198,9 +215,9 @@ def evaluate_universe(
         broken = f" ({len(issues)} fund(s) had only broken rows)" if issues else ""
         raise DataError(f"there are no usable NAV rows to evaluate{broken}")
     issues = issues or {}
-    codes = [str(c) for c in navs.columns] + [
-        str(c) for c in issues if str(c) not in {str(x) for x in navs.columns}
-    ]
+    codes = [str(c) for c in navs.columns]
+    known = set(codes)
+    codes += [str(c) for c in issues if str(c) not in known]
     as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else None
     if as_of_ts is not None and row_on_or_before(navs.index, as_of_ts) is None:
         raise DataError(

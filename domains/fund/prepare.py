@@ -42,6 +42,40 @@ def _benchmark_dates(benchmark: Any) -> pd.DatetimeIndex | None:
     )
 
 
+BLOCK = 128
+"""Fund columns copied per step by :func:`fund_matrix` from a column-major frame (stays in cache)."""
+ROWS = 8
+"""Dates copied per step from a row-major frame."""
+
+
+def fund_matrix(frame: pd.DataFrame, codes: list[str]) -> np.ndarray:
+    """A new dates × ``codes`` float matrix in row-major (C) order, NaN for a code ``frame`` lacks.
+
+    Every later stage reads the matrix a row of dates at a time (returns, windows, drawdowns), and on a
+    column-major copy — what pandas hands back for most frames — the metrics alone take about half as
+    long again. Copying a block of columns at a time makes the transpose cheaper than pandas' own copy;
+    a row-major frame is copied a few whole rows at a time (gathering columns from it would touch every
+    cache line once per column block).
+    """
+    values = frame.to_numpy(dtype=float)
+    where = frame.columns if frame.columns.inferred_type == "string" else frame.columns.map(str)
+    if not where.is_unique:  # let pandas raise its own error, as before
+        frame.set_axis(where, axis=1).reindex(columns=codes)
+    pos = where.get_indexer(codes)
+    if values.shape[1] == 0:
+        return np.full((values.shape[0], len(codes)), np.nan)
+    nav = np.empty((values.shape[0], len(codes)))
+    if values.flags.f_contiguous and not values.flags.c_contiguous:  # column-major: a block of columns
+        for lo in range(0, len(codes), BLOCK):
+            idx = pos[lo : lo + BLOCK]
+            nav[:, lo : lo + idx.size] = values[:, idx]
+    else:  # row-major already: whole rows, a few at a time
+        for lo in range(0, values.shape[0], ROWS):
+            np.take(values[lo : lo + ROWS], pos, axis=1, out=nav[lo : lo + ROWS])
+    nav[:, pos < 0] = np.nan
+    return nav
+
+
 def prepare(
     navs: pd.DataFrame,
     codes: list[str],
@@ -54,9 +88,8 @@ def prepare(
     groups: np.ndarray | None = None,
 ) -> Prepared:
     """Levels per fund from its best information, sampled onto the market calendar (rows ≤ ``as_of``, if given)."""
-    frame = navs.iloc[:] if as_of is None else navs.loc[:as_of]  # a new object: the caller keeps its columns
-    frame.columns = [str(c) for c in frame.columns]
-    nav = frame.reindex(columns=codes).to_numpy(dtype=float, copy=True)
+    frame = navs if as_of is None else navs.loc[:as_of]
+    nav = fund_matrix(frame, codes)
     dates = pd.DatetimeIndex(frame.index)
     cal, rule = market_calendar(nav, dates, _benchmark_dates(benchmark), calendar)
     if len(cal) == 0:

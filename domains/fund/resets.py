@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.total_return import cells
+
 MIN_DROP = 0.01
 """Smallest unexplained one-day drop read as a reset (1 %)."""
 Z_DROP = 6.0
@@ -46,42 +48,59 @@ class Resets:
 
 
 class _Market:
-    """Market returns per fund: its benchmark's, else its peer group's median (computed once per group)."""
+    """Market returns per fund: its benchmark's, else its peer group's median (each computed once)."""
 
     def __init__(
         self, nav: np.ndarray, groups: np.ndarray, bench_returns: tuple[np.ndarray, np.ndarray] | None
     ) -> None:
         self.nav, self.groups, self.bench = nav, groups, bench_returns
-        self.medians: dict[object, np.ndarray] = {}
+        self.cache: dict[object, np.ndarray] = {}
 
-    def _median(self, g: object) -> np.ndarray:
-        if g not in self.medians:
-            peers = np.flatnonzero(self.groups == g)
-            out = np.zeros(self.nav.shape[0] - 1)
-            if peers.size > 2:
-                with np.errstate(all="ignore"):
-                    peer = self.nav[1:, peers] / self.nav[:-1, peers] - 1.0
-                out = np.nan_to_num(pd.DataFrame(peer).median(axis=1).to_numpy(), nan=0.0)
-            self.medians[g] = out
-        return self.medians[g]
-
-    def returns(self, cols: np.ndarray) -> np.ndarray:
-        """(dates − 1) × cols market returns for rows 1.. of ``nav``; one broadcast column when every listed
-        fund shares one benchmark (the engine orders funds by benchmark, so blocks mostly do)."""
+    def key(self, cols: np.ndarray) -> list[object]:
+        """Per listed fund: its benchmark column, or ``("peers", group)`` when it has none."""
         of = np.full(cols.size, -1) if self.bench is None else self.bench[1][cols]
-        if self.bench is not None and of[0] >= 0 and (of == of[0]).all():
-            return np.nan_to_num(self.bench[0][1:, of[:1]], nan=0.0)
-        out = np.zeros((self.nav.shape[0] - 1, cols.size))
-        if self.bench is not None and (of >= 0).any():
-            out[:, of >= 0] = np.nan_to_num(self.bench[0][1:, of[of >= 0]], nan=0.0)
-        for j in np.flatnonzero(of < 0).tolist():
-            out[:, j] = self._median(self.groups[cols[j]])
-        return out
+        peers = self.groups[cols].tolist()
+        return [int(b) if b >= 0 else ("peers", g) for b, g in zip(of.tolist(), peers, strict=True)]
+
+    def returns(self, key: object) -> np.ndarray:
+        """(dates − 1) × 1 market returns for rows 1.. of ``nav`` (NaN read as 0)."""
+        if key not in self.cache:
+            if isinstance(key, int):
+                out = np.nan_to_num(self.bench[0][1:, key], nan=0.0)  # type: ignore[index]
+            else:
+                peers = np.flatnonzero(self.groups == key[1])  # type: ignore[index]
+                out = np.zeros(self.nav.shape[0] - 1)
+                if peers.size > 2:
+                    with np.errstate(all="ignore"):
+                        peer = self.nav[1:, peers] / self.nav[:-1, peers] - 1.0
+                    out = np.nan_to_num(pd.DataFrame(peer).median(axis=1).to_numpy(), nan=0.0)
+            self.cache[key] = out[:, None]
+        return self.cache[key]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Column-wise Σ a·b, where ``b`` may be one broadcast column."""
-    return a.T @ b[:, 0] if b.shape[1] == 1 else np.einsum("ij,ij->j", a, b)
+    """Column-wise Σ a·b for one market column ``b`` (dates × 1), as one BLAS matrix-vector product."""
+    return a.T @ b[:, 0]
+
+
+def _blocks(cols: np.ndarray, keys: list[object], chunk: int) -> list[tuple[object, np.ndarray]]:
+    """Candidate funds in blocks of at most ``chunk`` that share one market (funds keep their order within
+    a block; the engine orders funds by benchmark, so a benchmark's funds are mostly one run)."""
+    by_key: dict[object, list[int]] = {}
+    for c, k in zip(cols.tolist(), keys, strict=True):
+        by_key.setdefault(k, []).append(c)
+    out = []
+    for k, members in by_key.items():
+        arr = np.asarray(members, dtype=int)
+        out.extend((k, arr[lo : lo + chunk]) for lo in range(0, arr.size, chunk))
+    return out
+
+
+def _columns(nav: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``nav[:, cols]``; a view when the columns are one run (no copy of the block)."""
+    if cols[-1] - cols[0] + 1 == cols.size:
+        return nav[:, int(cols[0]) : int(cols[-1]) + 1]
+    return nav[:, cols]
 
 
 def detect_resets(
@@ -89,7 +108,7 @@ def detect_resets(
     candidates: np.ndarray,
     groups: np.ndarray,
     bench_returns: tuple[np.ndarray, np.ndarray] | None = None,
-    chunk: int = 1024,
+    chunk: int = 256,
 ) -> Resets:
     """Candidate resets for the funds where ``candidates`` is true.
 
@@ -97,21 +116,26 @@ def detect_resets(
     benchmarks returns aligned to ``nav``'s rows with each fund's benchmark column (−1 for none), or None.
     The fund's beta and the spread of its excess returns come from column sums over every ``STRIDE``-th
     day (no excess-return matrix); the spread leaves out the candidate days themselves, so resets do not
-    hide each other. Works on
-    blocks of ``chunk`` funds so the temporaries stay small.
+    hide each other. Works on blocks of at most ``chunk`` funds that share one market return series (one
+    broadcast column, never a dates × funds market matrix), so the temporaries stay small.
     """
     found: dict[int, list[int]] = {}
     market = _Market(nav, groups, bench_returns)
     todo = np.flatnonzero(candidates)
-    for lo in range(0, todo.size, chunk):
-        cols = todo[lo : lo + chunk]
-        x = nav[:, cols]
+    if todo.size == 0:
+        return Resets(rows=found)
+    for key, cols in _blocks(todo, market.key(todo), chunk):
+        x = _columns(nav, cols)
         with np.errstate(all="ignore"):
             r = x[1:] / x[:-1] - 1.0
-            rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
+            # |x − BASE| ≤ WIDE·BASE, written as two comparisons (x − 1000 is exact near the bounds)
+            near = x[1:] >= (1.0 - WIDE) * BASE
+            near &= x[1:] <= (1.0 + WIDE) * BASE
+            near &= r <= PREFILTER
+        rows, js = cells(near)
         if rows.size == 0:
             continue
-        m = market.returns(cols)
+        m = market.returns(key)
         # beta and spread from every STRIDE-th day: plenty for a 6σ threshold, a third of the work
         rs, ms = r[::STRIDE], m[::STRIDE]
         ok = np.isfinite(rs)
@@ -127,10 +151,10 @@ def detect_resets(
         s_rm, s_r, s_rr = _dot(r0, ms), r0.sum(axis=0), np.einsum("ij,ij->j", r0, r0)
         with np.errstate(all="ignore"):
             beta = np.clip(np.nan_to_num((s_rm - s_r * s_m / n) / (s_mm - s_m * s_m / n)), 0.0, 2.0)
-        m_cell = m[rows, 0] if m.shape[1] == 1 else m[rows, js]
-        move = beta[js] * m_cell
+        move = beta[js] * m[rows, 0]
         excess = r[rows, js] - move
-        lands = np.abs(x[rows + 1, js] / (BASE * (1.0 + move)) - 1.0) <= LANDING
+        with np.errstate(all="ignore"):
+            lands = np.abs(x[rows + 1, js] / (BASE * (1.0 + move)) - 1.0) <= LANDING
         keep = lands & (excess <= -MIN_DROP)  # a reset needs an unexplained drop of at least MIN_DROP
         if not keep.any():
             continue
@@ -152,7 +176,7 @@ def detect_resets(
         hit = excess <= limit[js]
         for row, j in zip(rows[hit].tolist(), js[hit].tolist(), strict=True):
             found.setdefault(int(cols[j]), []).append(row + 1)
-    return Resets(rows=found)
+    return Resets(rows={c: found[c] for c in sorted(found)})
 
 
 def describe(rows: list[int], dates: pd.DatetimeIndex, nav: np.ndarray) -> str:

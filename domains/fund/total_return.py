@@ -52,6 +52,15 @@ class Events:
         return Events(np.zeros(0, dtype=int), np.zeros(0, dtype=int), np.zeros(0))
 
 
+def cells(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a 2-D mask, in the same row-major order; through the flat index when the mask is
+    row-major, which is several times faster than numpy's 2-D ``nonzero`` on a large, sparse mask."""
+    if not mask.flags.c_contiguous:
+        return np.nonzero(mask)
+    rows, cols = np.divmod(np.flatnonzero(mask), max(mask.shape[1], 1))
+    return rows, cols
+
+
 def neighbour_rows(nav: np.ndarray, rows: np.ndarray, cols: np.ndarray, step: int) -> np.ndarray:
     """For each (row, col): the nearest row before (step −1) or after (+1) with a NAV of that fund; −1 if none.
 
@@ -117,22 +126,39 @@ def apply_distributions(nav: np.ndarray, events: Events, out: np.ndarray | None 
 
     Computed as ``NAV_t · Π_{e ≤ t} (1 + D_e / NAV_e)``: the same ratios, and a fund without distributions
     keeps its NAVs exactly. Rows without a NAV stay NaN; the return after a gap uses the last NAV before it.
+    The running product only changes on event rows, so it is kept as one factor per fund and applied to
+    the rows up to the next event row: the products of a cumulative product down a dates × funds factor
+    matrix, in the same order, without building that matrix.
     """
-    out = nav.copy() if out is None else out
+    if out is None:
+        out = nav.copy()
+    elif out is not nav:
+        np.copyto(out, nav)
     if events.rows.size == 0:
         return out
-    funds, k = np.unique(events.cols, return_inverse=True)
     with np.errstate(all="ignore"):
         factor = 1.0 + events.values / nav[events.rows, events.cols]
-    if funds.size * 3 > nav.shape[1]:  # most funds: whole-matrix passes beat gathering columns
-        jumps = np.ones_like(nav)
-        np.multiply.at(jumps, (events.rows, events.cols), factor)
-        np.cumprod(jumps, axis=0, out=jumps)
-        np.multiply(nav, jumps, out=out)  # × 1.0 exactly where a fund has no distribution
-        return out
-    jumps = np.ones((nav.shape[0], funds.size))
-    np.multiply.at(jumps, (events.rows, k), factor)
-    out[:, funds] = nav[:, funds] * np.cumprod(jumps, axis=0)
+    funds, k = np.unique(events.cols, return_inverse=True)
+    wide = funds.size * 3 > nav.shape[1]  # most funds: whole rows beat gathering their columns
+    cols = events.cols if wide else k
+    order = np.lexsort((cols, events.rows))  # stable: events on one cell keep their order
+    rows, cols, factor = events.rows[order], cols[order], factor[order]
+    new_cell = np.r_[True, (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])]
+    cell_factor = np.ones(int(new_cell.sum()))
+    np.multiply.at(cell_factor, np.cumsum(new_cell) - 1, factor)  # 1 · f₁ · f₂ … per cell
+    rows, cols = rows[new_cell], cols[new_cell]
+    running = np.ones(nav.shape[1] if wide else funds.size)
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    stops = np.r_[rows[starts[1:]], nav.shape[0]]
+    for a, b, stop in zip(
+        starts.tolist(), np.r_[starts[1:], rows.size].tolist(), stops.tolist(), strict=True
+    ):
+        running[cols[a:b]] *= cell_factor[a:b]
+        r = int(rows[a])
+        if wide:
+            np.multiply(nav[r:stop], running, out=out[r:stop])
+        else:
+            out[r:stop, funds] = nav[r:stop, funds] * running
     return out
 
 
@@ -148,16 +174,24 @@ def _positions(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A table's values, the matrix row of each of its rows and the matrix column of each of its columns
     (−1 where the matrix has none)."""
-    where = {c: i for i, c in enumerate(codes)}
-    col_pos = np.array([where.get(str(c), -1) for c in table.columns], dtype=int)
+    matrix = pd.Index(codes)
+    if matrix.is_unique:
+        columns = table.columns if table.columns.inferred_type == "string" else table.columns.map(str)
+        col_pos = matrix.get_indexer(columns)
+    else:
+        where = {c: i for i, c in enumerate(codes)}
+        col_pos = np.array([where.get(str(c), -1) for c in table.columns], dtype=int)
     row_pos = dates.get_indexer(pd.DatetimeIndex(table.index))
-    return table.to_numpy(dtype=float), row_pos, col_pos
+    return table.to_numpy(dtype=float), np.asarray(row_pos), np.asarray(col_pos, dtype=int)
 
 
 def _events(
     table: pd.DataFrame | None, dates: pd.DatetimeIndex, codes: list[str]
 ) -> tuple[Events, np.ndarray]:
-    """Positive cells of a distribution table as events on the matrix, and per fund whether it has any value."""
+    """Positive cells of a distribution table as events on the matrix, and per fund whether it has any value.
+
+    Events come in row-major order (by row, then column); the table is scanned in its own memory order.
+    """
     has = np.zeros(len(codes), dtype=bool)
     if table is None or table.empty:
         return Events.none(), has
@@ -165,7 +199,12 @@ def _events(
     has_col = np.isfinite(values).any(axis=0)
     has[col_pos[(col_pos >= 0) & has_col]] = True
     with np.errstate(invalid="ignore"):
-        r, c = np.nonzero(values > 0)
+        if values.flags.f_contiguous and not values.flags.c_contiguous:
+            c, r = cells(values.T > 0)
+            order = np.lexsort((c, r))
+            r, c = r[order], c[order]
+        else:
+            r, c = cells(values > 0)
     keep = (row_pos[r] >= 0) & (col_pos[c] >= 0)
     r, c = r[keep], c[keep]
     return Events(row_pos[r], col_pos[c], values[r, c]), has
@@ -187,18 +226,25 @@ class Levels:
 
 
 def peer_mean_returns(
-    nav: np.ndarray, groups: np.ndarray, cols: np.ndarray, most: int = 200
+    nav: np.ndarray, groups: np.ndarray, cols: np.ndarray, most: int = 200, rows: np.ndarray | None = None
 ) -> dict[object, np.ndarray]:
-    """Per peer group of the listed funds: the mean daily return of up to ``most`` of its funds (by row)."""
+    """Per peer group of the listed funds: the mean daily return of up to ``most`` of its funds (by row).
+
+    ``rows``: only these rows are needed (the others are left 0); each row's mean is computed alone, so
+    its value does not depend on which other rows are asked for.
+    """
     out: dict[object, np.ndarray] = {}
+    need = np.arange(1, nav.shape[0]) if rows is None else np.unique(rows[rows >= 1])
     for g in {groups[c] for c in cols.tolist()}:
         peers = np.flatnonzero(groups == g)[:most]
         with np.errstate(all="ignore"):
-            r = nav[1:, peers] / nav[:-1, peers] - 1.0
+            r = nav[np.ix_(need, peers)] / nav[np.ix_(need - 1, peers)] - 1.0
         r[np.abs(r) > 0.05] = np.nan  # resets and data errors are not the market
+        means = np.zeros(nav.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            out[g] = np.r_[0.0, np.nan_to_num(np.nanmean(r, axis=1))]
+            means[need] = np.nan_to_num(np.nanmean(r, axis=1))
+        out[g] = means
     return out
 
 
@@ -254,21 +300,13 @@ def levels_for(
         is_rate = np.r_[np.zeros(keep_d.sum(), dtype=bool), np.ones(keep_r.sum(), dtype=bool)]
         market = None
         if groups is not None:
-            means = peer_mean_returns(levels, groups, np.unique(events.cols))
             nxt = np.minimum(events.rows + 1, len(dates) - 1)
-            market = np.stack(
-                [
-                    np.array(
-                        [
-                            means[groups[c]][r]
-                            for r, c in zip(events.rows.tolist(), events.cols.tolist(), strict=True)
-                        ]
-                    ),
-                    np.array(
-                        [means[groups[c]][r] for r, c in zip(nxt.tolist(), events.cols.tolist(), strict=True)]
-                    ),
-                ]
-            )
+            means = peer_mean_returns(levels, groups, np.unique(events.cols), rows=np.r_[events.rows, nxt])
+            names = list(means)
+            table = np.stack([means[g] for g in names])  # peer groups × dates
+            slot = {g: i for i, g in enumerate(names)}
+            of_event = np.array([slot[g] for g in groups[events.cols].tolist()], dtype=int)
+            market = np.stack([table[of_event, events.rows], table[of_event, nxt]])
         on_ex, realigned = align_distributions(levels, events, is_rate, market)
         counts = np.bincount(on_ex.cols, minlength=funds)
         apply_distributions(levels, on_ex, out=levels)
