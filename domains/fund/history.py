@@ -23,6 +23,7 @@ import pandas as pd
 
 from evaluator.domains.fund.calendar import market_calendar
 from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.history_engine import grade_dates
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.results import Evaluation, FundResult
@@ -118,6 +119,8 @@ class History:
     levels: pd.DataFrame | None = None
     """Per fund × as-of: its total-return ``level`` on its last NAV date on or before the as-of date
     (``level_date``); what ``fund backtest`` takes forward returns from."""
+    fallback_dates: int = 0
+    """As-of dates the shared preparation could not reproduce, graded by the single-date engine instead."""
 
     def grade_paths(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         """(fund code, ``[{as_of, grade, score, status}, …]`` oldest first) per fund, built one at a time."""
@@ -178,13 +181,9 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
     )
 
 
-def _date_block(funds: Sequence[FundResult], version: str) -> pd.DataFrame:
-    """One as-of date's rows, column by column (no per-row dicts: a 15,000-fund history stays small)."""
-    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    for fund in funds:
-        for key, value in history_row(fund, version).items():
-            cols[key].append(value)
-    block = pd.DataFrame(cols, columns=list(COLUMNS))
+def _date_block(cols: Mapping[str, Any]) -> pd.DataFrame:
+    """One as-of date's rows from its columns (no per-row objects: a 15,000-fund history stays small)."""
+    block = pd.DataFrame({c: cols[c] for c in COLUMNS}, columns=list(COLUMNS))
     for c in COLUMNS[7:-1]:
         block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
     for c in ("score", "peer_percentile"):
@@ -208,21 +207,26 @@ def run_history(
     """Grade ``universe`` at every date of ``dates`` (ascending) with the single-date engine path."""
     if not dates:
         raise DataError("no as-of dates to grade")
-    blocks: list[pd.DataFrame] = []
-    counts: dict[str, dict[str, int]] = {}
     version = str(rubric["version"])
-    evaluation: Evaluation | None = None
-    for k, when in enumerate(dates, 1):
-        evaluation = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted)
-        blocks.append(_date_block(evaluation.funds, version))
-        tally: dict[str, int] = {}
-        for fund in evaluation.funds:
-            key = str(fund.grade) if fund.grade is not None else fund.status
-            tally[key] = tally.get(key, 0) + 1
-        counts[evaluation.as_of] = tally
-        if on_date is not None:
-            on_date(k, len(dates))
-    assert evaluation is not None
+    graded = grade_dates(
+        universe,
+        rubric,
+        dates,
+        headline=HEADLINE,
+        row_of=lambda fund: history_row(fund, version),
+        allow_unadjusted=allow_unadjusted,
+        on_date=on_date,
+    )
+    blocks = [_date_block(cols) for cols in graded.columns]
+    counts: dict[str, dict[str, int]] = {}
+    for when, cols in zip(dates, graded.columns, strict=True):
+        keys = [
+            str(int(g)) if g is not None and not pd.isna(g) else str(s)
+            for g, s in zip(cols["grade"], cols["status"], strict=True)
+        ]
+        tally = pd.Series(keys).value_counts(sort=False)
+        counts[pd.Timestamp(when).strftime("%Y-%m-%d")] = {str(key): int(v) for key, v in tally.items()}
+    evaluation = evaluate_loaded(universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted)
     table = pd.concat(blocks, ignore_index=True)
     del blocks
     for c in ("fund_code", "as_of", "status", "type", "rubric_version"):
@@ -234,4 +238,5 @@ def run_history(
         last=evaluation,
         counts=counts,
         levels=level_table(universe, dates),
+        fallback_dates=graded.fallback,
     )
