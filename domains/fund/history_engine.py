@@ -21,6 +21,7 @@ from evaluator.domains.fund.evaluate import evaluate_loaded
 from evaluator.domains.fund.history_metrics import WindowSums
 from evaluator.domains.fund.history_prep import CrossDate, DateFlags
 from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.metrics import Market, compute_metrics
 from evaluator.domains.fund.results import ERROR, NOT_RATED, OK, FundResult
 from evaluator.domains.fund.scoring import score_funds
 from evaluator.methodology.rubric import PERIODS
@@ -69,13 +70,33 @@ def grade_dates(
             done[k] = _columns_of([row_of(fund) for fund in evaluation.funds])
             out.fallback += 1
         else:
-            pending.append((k, f, sums.metrics(f.row, f.measured)))
+            pending.append((k, f, _metrics(prep, sums, f)))
             if len(pending) == BATCH:
                 flush()
         if on_date is not None:
             on_date(k + 1, len(dates))
     flush()
     out.columns = [done[k] for k in range(len(dates))]
+    return out
+
+
+def _metrics(prep: CrossDate, sums: WindowSums, f: DateFlags) -> dict[str, dict[str, np.ndarray]]:
+    """The date's metrics; funds whose levels differ on the truncated data get the engine's own."""
+    out = sums.metrics(f.row, f.measured)
+    if f.redated is None:
+        return out
+    cols, levels = f.redated
+    e = f.row
+    market = Market(
+        dates=prep.cal[: e + 1],
+        rf_annual=prep.rf[: e + 1],
+        bench_levels=None if prep.bench_levels is None else prep.bench_levels[: e + 1],
+        bench_of_fund=None if prep.bench_of_fund is None else prep.bench_of_fund[cols],
+    )
+    own = compute_metrics(levels, market, prep.cal[e])
+    for p, by_metric in own.items():
+        for m, values in by_metric.items():
+            out[p][m][cols] = np.where(f.measured[cols], values, np.nan)
     return out
 
 

@@ -8,10 +8,12 @@ builds them once; :meth:`CrossDate.flags` then gives a date's error / not-rated 
 the engine's rules, reusing its functions where they are per fund (reset detection, the truncated
 checks of funds without a NAV on D).
 
-Where a date breaks an assumption (its calendar is not a prefix of the whole file's; a distribution's
-dating decision differs on the truncated data; a fund without a benchmark would be tested for resets
-against peer medians that the truncation changes), :meth:`CrossDate.flags` returns None and the caller
-grades that date with the single-date engine instead, so no answer changes.
+A fund whose distributions the truncated data dates differently (ex-date or one row early: the
+decision weighs all its distributions so far) gets its levels rebuilt for that date, and the engine's
+own metrics on them. Where a date breaks an assumption (its calendar is not a prefix of the whole
+file's; a fund without a benchmark would be tested for resets against peer medians that the truncation
+changes), :meth:`CrossDate.flags` returns None and the caller grades that date with the single-date
+engine instead, so no answer changes.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from evaluator.domains.fund.total_return import (
     Events,
     _events,
     align_distributions,
+    apply_distributions,
     levels_for,
     peer_mean_returns,
 )
@@ -63,6 +66,8 @@ class DateFlags:
     """Funds whose metrics come from the whole-file levels (own NAV on the date, no error)."""
     weights: np.ndarray
     """Funds × periods: the rubric's period weights for the fund's history."""
+    redated: tuple[np.ndarray, np.ndarray] | None = None
+    """Funds whose distributions are dated differently on the truncated data, and their levels then."""
 
 
 def _first_true(mask: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
@@ -251,8 +256,7 @@ class CrossDate:
         cal_d, _ = self._calendar(k)
         if len(cal_d) != e + 1 or not cal_d.equals(self.cal[: e + 1]):
             return None
-        if not self._same_dating(k):
-            return None
+        redated = self._redated(k, e)
         n = len(self.codes)
         own = np.zeros(n, dtype=bool)
         if self.nav_dates[k] == when:  # a NAV of its own on the date (not carried forward onto it)
@@ -273,23 +277,38 @@ class CrossDate:
         min_peers = int(self.rubric["eligibility"]["min_peer_group_size"])
         sizes = np.bincount(self.type_code[eligible], minlength=self.type_code.max() + 1)[self.type_code]
         eligible &= sizes >= min_peers
-        return DateFlags(row=e, errored=errored, eligible=eligible, measured=own & ~errored, weights=self._weights(e))
+        return DateFlags(
+            row=e,
+            errored=errored,
+            eligible=eligible,
+            measured=own & ~errored,
+            weights=self._weights(e),
+            redated=redated,
+        )
 
-    def _same_dating(self, k: int) -> bool:
-        """Whether each distribution's dating (ex-date or one row early) decided on rows ≤ k is the whole file's."""
+    def _redated(self, k: int, e: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Funds whose distribution dating (ex-date or one row early), decided on rows ≤ k, differs from the
+        whole file's, with their levels on the date's calendar built the engine's way; None if there are none."""
         if self.ev.rows.size == 0:
-            return True
+            return None
         sel = self.ev.rows <= k
         if not sel.any():
-            return True
+            return None
         rows, cols = self.ev.rows[sel], self.ev.cols[sel]
         g = self.ev_group[sel]
         market = np.stack([self.ev_means[g, rows], self.ev_means[g, np.minimum(rows + 1, k)]])
-        _, realigned = align_distributions(
+        on_ex, realigned = align_distributions(
             self.raw[: k + 1], Events(rows, cols, self.ev.values[sel]), self.ev_rate[sel], market
         )
         touched = np.unique(cols)
-        return bool((realigned[touched] == self.shifted[touched]).all())
+        diff = touched[realigned[touched] != self.shifted[touched]]
+        if diff.size == 0:
+            return None
+        keep = np.isin(on_ex.cols, diff)
+        events = Events(on_ex.rows[keep], np.searchsorted(diff, on_ex.cols[keep]), on_ex.values[keep])
+        nav = self.raw[: k + 1, diff].copy()
+        levels = apply_distributions(nav, events, out=nav)
+        return diff, sample(levels, self.nav_dates[: k + 1], self.cal[: e + 1]).values
 
     def _truncated_errors(self, cols: np.ndarray, k: int, e: int) -> np.ndarray:
         """Errors of funds without a NAV on the date, from the engine's own checks on the truncated data."""
