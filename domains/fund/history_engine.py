@@ -118,8 +118,17 @@ def _score(
     groups = np.concatenate([prep.type_code + j * span for j in range(len(batch))])
     eligible = np.concatenate([f.eligible for _, f, _ in batch])
     periods = list(PERIODS)
-    metrics = {p: {m: np.concatenate([mt[p][m] for _, _, mt in batch]) for m in batch[0][2][p]} for p in periods}
     weights = {p: np.concatenate([f.weights[:, i] for _, f, _ in batch]) for i, p in enumerate(periods)}
+    # A window no eligible fund weighs, or where none has a value, adds exactly 0 to every weighted mean:
+    # leaving it out of the grader's call changes no score and saves its percentile ranks.
+    used = [
+        p
+        for p in periods
+        if (weights[p][eligible] > 0).any()
+        and any(np.isfinite(v).any() for _, _, mt in batch for v in mt[p].values())
+    ]
+    metrics = {p: {m: np.concatenate([mt[p][m] for _, _, mt in batch]) for m in batch[0][2][p]} for p in used}
+    weights = {p: weights[p] for p in used}
     qualitative = {cid: np.tile(v, len(batch)) for cid, v in prep.qualitative.items()}
     families = np.tile(prep.families, len(batch)) if prep.families is not None else None
     scores = score_funds(metrics, groups, eligible, weights, rubric, qualitative, families=families)
