@@ -38,6 +38,7 @@ from evaluator.domains.fund.engine import (
 )
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.metrics import window_start_row
+from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted
 from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, WIDE, detect_resets
 from evaluator.domains.fund.scoring import family_codes
@@ -196,6 +197,7 @@ class CrossDate:
         n = len(self.codes)
         self.reset_cell_row = np.full(n, len(self.cal))
         self.no_bench_raw = np.zeros(n, dtype=bool)
+        self.screen: ResetScreen | None = None
         raw = np.flatnonzero(self.source == "raw")
         if raw.size == 0:
             return
@@ -225,6 +227,9 @@ class CrossDate:
             np.minimum.at(first, js[maybe], rows[maybe] + 1)
             self.reset_cell_row[cols] = first
         self.no_bench_raw[raw] = col[raw] < 0
+        screened = raw[(col[raw] >= 0) & (self.reset_cell_row[raw] < len(self.cal))]
+        if screened.size and self.bench_returns is not None:
+            self.screen = ResetScreen(self.levels, screened, self.bench_returns, col[screened])
 
     def _eligibility_rules(self) -> None:
         rubric = self.rubric
@@ -329,6 +334,9 @@ class CrossDate:
     def _resets(self, e: int, candidates: np.ndarray, tails: bool) -> np.ndarray | None:
         """Funds the reset detector flags on the date (run only on funds the screen cannot clear)."""
         run = candidates & (self.source == "raw") & (self.reset_cell_row <= e)
+        if self.screen is not None:
+            cols = self.screen.cols
+            run[cols] &= self.screen.must_run(e)
         out = np.zeros(len(self.codes), dtype=bool)
         if not run.any():
             return out

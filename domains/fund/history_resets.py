@@ -1,0 +1,81 @@
+"""Which raw-NAV funds the reset detector must look at on each as-of date of a history.
+
+:func:`~evaluator.domains.fund.resets.detect_resets` estimates each fund's beta and spread from every
+third day up to the as-of date, so its answer changes with the date, and running it on every raw-NAV
+fund at every date costs more than the rest of the history. This screen redoes its arithmetic for all
+dates at once (cumulative sums over the sampled days, the candidate days as a short list) and clears
+the funds whose every candidate day misses the detector's tests by a clear margin (``TOL``, far above
+the rounding differences of a different summation order). The detector itself still decides every fund
+that is not cleared, so the screen only saves work: it never answers in the detector's place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, STRIDE, WIDE, Z_DROP
+
+TOL = 1e-7
+"""Margin on returns and landing ratios within which a candidate day is left to the detector."""
+
+
+class ResetScreen:
+    """The detector's sums for raw-NAV funds with a benchmark (``cols``), for every as-of row at once."""
+
+    def __init__(self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray, bench_col: np.ndarray):
+        self.cols = cols
+        x = levels[:, cols]
+        with np.errstate(all="ignore"):
+            r = x[1:] / x[:-1] - 1.0
+        m = np.nan_to_num(bench_returns[1:][:, bench_col], nan=0.0)
+        rs, ms = r[::STRIDE], m[::STRIDE]
+        ok = np.isfinite(rs)
+        r0 = np.where(ok, rs, 0.0)
+        okf = ok.astype(float)
+        self.sums = {
+            "n": np.cumsum(okf, axis=0),
+            "m": np.cumsum(okf * ms, axis=0),
+            "mm": np.cumsum(okf * ms * ms, axis=0),
+            "rm": np.cumsum(r0 * ms, axis=0),
+            "r": np.cumsum(r0, axis=0),
+            "rr": np.cumsum(r0 * r0, axis=0),
+        }
+        with np.errstate(invalid="ignore"):
+            rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
+        self.rows, self.js = rows, js
+        self.r, self.m, self.nav = r[rows, js], m[rows, js], x[rows + 1, js]
+
+    def must_run(self, e: int) -> np.ndarray:
+        """Per fund of ``cols``: whether the detector has to decide it for the as-of row ``e``."""
+        q = (e - 1) // STRIDE  # last sampled return row (return rows 0 … e − 1)
+        if q < 1:
+            return np.ones(self.cols.size, dtype=bool)
+        out = np.zeros(self.cols.size, dtype=bool)
+        s = {k: v[q] for k, v in self.sums.items()}
+        n = np.maximum(s["n"], 2.0)
+        with np.errstate(all="ignore"):
+            beta = np.clip(
+                np.nan_to_num((s["rm"] - s["r"] * s["m"] / n) / (s["mm"] - s["m"] * s["m"] / n)), 0.0, 2.0
+            )
+        sel = self.rows <= e - 1
+        rows, js = self.rows[sel], self.js[sel]
+        move = beta[js] * self.m[sel]
+        excess = self.r[sel] - move
+        with np.errstate(all="ignore"):
+            landing = np.abs(self.nav[sel] / (BASE * (1.0 + move)) - 1.0)
+        surely = (landing <= LANDING - TOL) & (excess <= -MIN_DROP - TOL)
+        maybe = (landing <= LANDING + TOL) & (excess <= -MIN_DROP + TOL)
+        out[js[maybe & ~surely]] = True  # too close to call which days the spread leaves out
+        left = surely & (rows % STRIDE == 0)
+        lj, le = js[left], excess[left]
+        size = self.cols.size
+        s_e = s["r"] - beta * s["m"] - np.bincount(lj, weights=le, minlength=size)
+        s_ee = (
+            s["rr"] - 2 * beta * s["rm"] + beta**2 * s["mm"] - np.bincount(lj, weights=le**2, minlength=size)
+        )
+        k = n - np.bincount(lj, minlength=size)
+        with np.errstate(all="ignore"):
+            sd = np.sqrt(np.maximum((s_ee - s_e * s_e / k) / (k - 1), 0.0))
+        limit = -np.maximum(MIN_DROP, Z_DROP * np.nan_to_num(sd, nan=0.0))
+        out[js[maybe & (excess <= limit[js] + TOL)]] = True
+        return out
