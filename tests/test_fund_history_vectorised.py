@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.history_prep import CrossDate
 from evaluator.domains.fund.history import COLUMNS, as_of_dates, history_row, parse_month, run_history
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.rubric import default_rubric
@@ -57,8 +58,11 @@ def universe() -> Universe:
         nav[:, j] = nav[:, 6] * np.cumprod(np.full(t, 1 - fee / 252))
     nav[:, 5] = 1000 * np.cumprod(1 + market["국내주식형"] + rng.normal(6e-4, 0.003, t))  # grows: resets show
     dist = pd.DataFrame(np.nan, index=days, columns=["K03", "K04"])
+    # K04's first 결산일 is a quarter-end: graded on that date, its amount sits on the last row and the
+    # engine reads it as ex-dated, unlike the whole file (the cross-date path rebuilds its levels then)
+    firsts = {3: 231, 4: int(days.get_loc(pd.Timestamp("2016-06-30"))) + 1, 5: 305}
     for j, code, early in ((3, "K03", False), (4, "K04", True), (5, "K05", None)):
-        settled, paid = _settle(nav[:, j], 250, 120 + 37 * j)
+        settled, paid = _settle(nav[:, j], 250, firsts[j])
         nav[:, j] = settled
         if early is not None:
             rows = np.flatnonzero(paid > 0)
@@ -142,6 +146,10 @@ def test_every_column_of_every_date_equals_its_single_date_run(universe: Univers
     assert table.loc[("B04", "2022-09-30"), "status"] == "not_rated"
     assert table.loc[("B04", "2022-12-30"), "status"] == "ok"
     assert table.loc[("K04", "2024-12-31"), "status"] == "ok"  # early-dated 분배금 moved to its ex-date
+    prep = CrossDate(universe, rubric)
+    assert prep.shifted[prep.codes.index("K04")]
+    redated = prep.flags(pd.Timestamp("2016-06-30")).redated
+    assert redated is not None and prep.codes.index("K04") in redated[0].tolist()
 
 
 def test_a_date_the_shared_preparation_cannot_reproduce_is_graded_by_the_engine(universe: Universe) -> None:
