@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.history_prep import CrossDate
 from evaluator.domains.fund.history import COLUMNS, as_of_dates, history_row, parse_month, run_history
+from evaluator.domains.fund.history_prep import CrossDate
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.fund.total_return import Adjustments
@@ -85,9 +85,7 @@ def universe() -> Universe:
         },
         index=pd.Index(codes, name="fund_code"),
     )
-    bench = pd.DataFrame(
-        {k: 1000 * np.cumprod(1 + v) for k, v in market.items()}, index=days
-    )
+    bench = pd.DataFrame({k: 1000 * np.cumprod(1 + v) for k, v in market.items()}, index=days)
     rf = pd.Series([0.015, 0.012, 0.02, 0.025, 0.01, 0.005, 0.008, 0.03, 0.035, 0.032, 0.03, 0.028])
     rf.index = pd.DatetimeIndex([f"{y}-01-01" for y in range(2013, 2025)])
     return Universe(
@@ -173,4 +171,8 @@ def test_a_date_the_shared_preparation_cannot_reproduce_is_graded_by_the_engine(
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
             for col in COLUMNS[2:]:
-                assert _same(_value(day.loc[fund.fund_code, col]), expected[col]), (single.as_of, fund.fund_code, col)
+                assert _same(_value(day.loc[fund.fund_code, col]), expected[col]), (
+                    single.as_of,
+                    fund.fund_code,
+                    col,
+                )

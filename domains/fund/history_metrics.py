@@ -175,7 +175,13 @@ class WindowSums:
         return out
 
     def _benchmark(
-        self, w: Mapping[str, np.ndarray], x_sum: np.ndarray, x_mean: np.ndarray, rf_d: np.ndarray, s: int, e: int
+        self,
+        w: Mapping[str, np.ndarray],
+        x_sum: np.ndarray,
+        x_mean: np.ndarray,
+        rf_d: np.ndarray,
+        s: int,
+        e: int,
     ) -> dict[str, np.ndarray]:
         funds = self.levels.shape[1]
         names = ("beta", "jensen_alpha", "tracking_error", "information_ratio")

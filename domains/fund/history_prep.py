@@ -36,9 +36,9 @@ from evaluator.domains.fund.engine import (
     _qualitative,
     _rf_series,
 )
+from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.metrics import window_start_row
-from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted
 from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, WIDE, detect_resets
 from evaluator.domains.fund.scoring import family_codes
@@ -107,7 +107,9 @@ class CrossDate:
         self.static_error = np.zeros(n, dtype=bool)
         self.static_error[list(flags.errors)] = True
         amounts = _numeric(_meta_column(meta, self.codes, "set_amount"))
-        self.amounts = np.where(np.isfinite(amounts), amounts, _numeric(_meta_column(meta, self.codes, "net_assets")))
+        self.amounts = np.where(
+            np.isfinite(amounts), amounts, _numeric(_meta_column(meta, self.codes, "net_assets"))
+        )
         self.families = family_codes(meta, self.codes)
 
         frame = navs.copy(deep=False)
@@ -138,7 +140,10 @@ class CrossDate:
         self.first_hole = _first_true(~present, self.first)
         with np.errstate(invalid="ignore"):
             self.first_nonpos = _first_true(self.levels <= 0)
-        gap_rows = np.flatnonzero(np.diff(self.cal.to_numpy()).astype("timedelta64[D]").astype(int) > MAX_GAP_DAYS) + 1
+        gap_rows = (
+            np.flatnonzero(np.diff(self.cal.to_numpy()).astype("timedelta64[D]").astype(int) > MAX_GAP_DAYS)
+            + 1
+        )
         nxt = np.searchsorted(gap_rows, self.first, side="right")  # the first calendar gap after the start
         padded = np.r_[gap_rows, len(self.cal)]
         self.next_gap = padded[nxt]

@@ -22,7 +22,9 @@ TOL = 1e-7
 class ResetScreen:
     """The detector's sums for raw-NAV funds with a benchmark (``cols``), for every as-of row at once."""
 
-    def __init__(self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray, bench_col: np.ndarray):
+    def __init__(
+        self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray, bench_col: np.ndarray
+    ):
         self.cols = cols
         x = levels[:, cols]
         with np.errstate(all="ignore"):
