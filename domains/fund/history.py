@@ -1,9 +1,10 @@
 """Grade history: the universe graded at every month-end (or quarter-end) as-of date, in one run.
 
-The universe is read once; every as-of date is graded by
-:func:`~evaluator.domains.fund.evaluate.evaluate_loaded`, the same single-date path ``fund evaluate
---as-of D`` uses, so a history row equals that run's result exactly (nulls included). The windows are
-not yet vectorised across dates: each date re-slices the matrix (see ``domains/fund/README.md``).
+The universe is read and prepared once, and every as-of date's statuses, window metrics and grades come
+from :func:`~evaluator.domains.fund.history_engine.grade_dates` (shared preparation, one pass of window
+sums, the engine's grader on stacked dates); a history row equals the single-date ``fund evaluate
+--as-of D`` result to 1e-9, nulls included (see ``domains/fund/README.md``). The last date is also graded
+by the single-date engine, whose full results are the ``latest/`` reports.
 
 As-of dates: the last market-calendar date of each calendar month (``M``) or of March, June, September
 and December (``Q``) between ``--from`` and ``--to``; the calendar is the one the engine uses (a
@@ -203,7 +204,7 @@ def run_history(
     allow_unadjusted: bool = False,
     on_date: Callable[[int, int], None] | None = None,
 ) -> History:
-    """Grade ``universe`` at every date of ``dates`` (ascending) with the single-date engine path."""
+    """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs."""
     if not dates:
         raise DataError("no as-of dates to grade")
     version = str(rubric["version"])
