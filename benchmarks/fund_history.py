@@ -2,7 +2,9 @@
 
 The universe has 8.5 years of business-day NAVs (so every one of the 60 month-ends has full 3- and 5-year
 windows), per-유형 benchmarks, yearly 결산 with a 분배금 column for two thirds of the funds and share-class
-portfolios (the shapes of ``benchmarks/fund_engine.py``). ``run_history`` grades all month-ends; in the
+portfolios (the shapes of ``benchmarks/fund_engine.py``). ``run_history`` grades all month-ends (the
+cross-date path: shared preparation, one pass of window sums, the grader on stacked dates; plus one
+single-date run at the last date for the ``latest/`` reports); in the
 same run a loop of single-date ``evaluate_loaded`` calls (what re-running ``fund evaluate --as-of`` per
 date costs, minus the file reading) is timed on ``--loop-dates`` dates and extrapolated to all of them.
 Peak memory is the process's maximum resident set size. The load average is printed, since the machine's
@@ -73,7 +75,11 @@ def main() -> None:
     history = run_history(universe, rubric, dates)
     seconds = time.perf_counter() - t0
     rated = int((history.table["status"] == "ok").sum())
-    print(f"history: {len(history.table):,} rows, {rated:,} rated, {seconds:.1f} s", flush=True)
+    print(
+        f"history: {len(history.table):,} rows, {rated:,} rated, {seconds:.1f} s, "
+        f"{history.fallback_dates} date(s) graded by the single-date engine",
+        flush=True,
+    )
     del history
 
     picks = [dates[round(k * (len(dates) - 1) / max(args.loop_dates - 1, 1))] for k in range(args.loop_dates)]
