@@ -277,7 +277,8 @@ class CrossDate:
         errored[others] = self.static_error[others] | self._truncated_errors(others, k, e)
         not_rated = ~own & ~errored
         tails = ~own & np.isfinite(self.levels[e])  # filled on the date in the whole file, not when truncated
-        resets = self._resets(e, own & ~errored, bool(tails.any()))
+        # peer medians (funds without a benchmark) would read levels the truncated data does not have
+        resets = self._resets(e, own & ~errored, bool(tails.any()) or redated is not None)
         if resets is None:
             return None
         if not self.allow:
@@ -336,7 +337,7 @@ class CrossDate:
         out[list(flags.errors)] = True
         return out
 
-    def _resets(self, e: int, candidates: np.ndarray, tails: bool) -> np.ndarray | None:
+    def _resets(self, e: int, candidates: np.ndarray, differs: bool) -> np.ndarray | None:
         """Funds the reset detector flags on the date (run only on funds the screen cannot clear)."""
         run = candidates & (self.source == "raw") & (self.reset_cell_row <= e)
         if self.screen is not None:
@@ -345,8 +346,8 @@ class CrossDate:
         out = np.zeros(len(self.codes), dtype=bool)
         if not run.any():
             return out
-        if tails and (run & self.no_bench_raw).any():
-            return None  # peer medians would see carried-forward values the truncated data lacks
+        if differs and (run & self.no_bench_raw).any():
+            return None
         bench = None
         if self.bench_returns is not None and self.bench_of_fund is not None:
             bench = (self.bench_returns[: e + 1], self.bench_of_fund)
