@@ -76,6 +76,7 @@ def universe() -> Universe:
     navs.loc[pd.Timestamp("2020-04-01") : pd.Timestamp("2020-04-10"), "B03"] = np.nan  # a hole: an error
     navs.loc[: pd.Timestamp("2020-12-31"), "B05"] = np.nan  # young: rated once it has 3 years
     navs.loc[pd.Timestamp("2022-09-30"), "B04"] = np.nan  # no NAV on a quarter-end (carried forward later)
+    navs.loc[pd.Timestamp("2022-09-30"), "K09"] = np.nan
     navs = navs.dropna(how="all")
     meta = pd.DataFrame(
         {
@@ -151,9 +152,9 @@ def test_every_column_of_every_date_equals_its_single_date_run(universe: Univers
 
 
 def test_a_date_the_shared_preparation_cannot_reproduce_is_graded_by_the_engine(universe: Universe) -> None:
-    # Without a benchmark the reset detector measures K05 against its peers' median; on 2022-09-30 B04
-    # has no NAV, which the whole file carries forward but the truncated data does not, so that median
-    # differs: the date goes to the single-date engine, and still equals it.
+    # Without a benchmark the reset detector measures K05 against its peers' median; on 2022-09-30 K09
+    # (a peer) has no NAV, which the whole file carries forward but the truncated data does not, so that
+    # median differs: the date goes to the single-date engine, and still equals it.
     no_bench = Universe(
         navs=universe.navs,
         meta=universe.meta,

@@ -40,7 +40,7 @@ from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.metrics import window_start_row
 from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted
-from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, WIDE, detect_resets
+from evaluator.domains.fund.resets import detect_resets
 from evaluator.domains.fund.scoring import family_codes
 from evaluator.domains.fund.total_return import (
     Events,
@@ -51,9 +51,6 @@ from evaluator.domains.fund.total_return import (
     peer_mean_returns,
 )
 from evaluator.methodology.rubric import eligibility_for
-
-_SLACK = 1e-6
-"""Margin of the reset screen: a drop that is this close to passing is tested by the detector itself."""
 
 
 @dataclass
@@ -156,6 +153,7 @@ class CrossDate:
                 b = np.full_like(bench_levels, np.nan)
                 b[1:] = bench_levels[1:] / bench_levels[:-1] - 1.0
             self.bench_returns = b
+        self.no_bench_raw = np.zeros(len(self.codes), dtype=bool)
         self._reset_screen()
         self._eligibility_rules()
 
@@ -197,44 +195,20 @@ class CrossDate:
         self.ev_group = np.array([index[self.groups[c]] for c in self.ev.cols.tolist()])
 
     def _reset_screen(self) -> None:
-        """Cells of raw-NAV funds that could be a 결산 reset for some beta in [0, 2] (the detector's own
-        beta lies there): the detector only needs to run on funds that have one on or before the date."""
+        """Raw-NAV funds: from which row on the reset detector may find something (the screen's sums)."""
         n = len(self.codes)
         self.reset_cell_row = np.full(n, len(self.cal))
-        self.no_bench_raw = np.zeros(n, dtype=bool)
         self.screen: ResetScreen | None = None
         raw = np.flatnonzero(self.source == "raw")
         if raw.size == 0:
             return
         col = self.bench_of_fund if self.bench_of_fund is not None else np.full(n, -1)
-        for lo in range(0, raw.size, 1024):
-            cols = raw[lo : lo + 1024]
-            x = self.levels[:, cols]
-            with np.errstate(all="ignore"):
-                r = x[1:] / x[:-1] - 1.0
-                rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
-            if rows.size == 0:
-                continue
-            c = col[cols[js]]
-            has_b = c >= 0
-            m = np.zeros(rows.size)
-            if self.bench_returns is not None:
-                m[has_b] = np.nan_to_num(self.bench_returns[rows[has_b] + 1, c[has_b]], nan=0.0)
-            lo_m, hi_m = np.minimum(0.0, 2.0 * m), np.maximum(0.0, 2.0 * m)  # beta·m over beta in [0, 2]
-            nav = x[rows + 1, js]
-            land_lo = nav / (BASE * (1.0 + LANDING)) - 1.0
-            land_hi = nav / (BASE * (1.0 - LANDING)) - 1.0
-            drop_lo = r[rows, js] + MIN_DROP  # excess ≤ −MIN_DROP ⇔ beta·m ≥ r + MIN_DROP
-            low = np.maximum.reduce([lo_m, land_lo, drop_lo]) - _SLACK
-            high = np.minimum(hi_m, land_hi) + _SLACK
-            maybe = (low <= high) | ~has_b
-            first = np.full(cols.size, len(self.cal))
-            np.minimum.at(first, js[maybe], rows[maybe] + 1)
-            self.reset_cell_row[cols] = first
+        if self.bench_returns is None:
+            col = np.full(n, -1)
+        self.screen = ResetScreen(self.levels, raw, self.bench_returns, col[raw])
+        self.reset_cell_row[raw] = self.screen.first_row
+        self.no_bench_raw = np.zeros(n, dtype=bool)
         self.no_bench_raw[raw] = col[raw] < 0
-        screened = raw[(col[raw] >= 0) & (self.reset_cell_row[raw] < len(self.cal))]
-        if screened.size and self.bench_returns is not None:
-            self.screen = ResetScreen(self.levels, screened, self.bench_returns, col[screened])
 
     def _eligibility_rules(self) -> None:
         rubric = self.rubric
@@ -277,8 +251,10 @@ class CrossDate:
         errored[others] = self.static_error[others] | self._truncated_errors(others, k, e)
         not_rated = ~own & ~errored
         tails = ~own & np.isfinite(self.levels[e])  # filled on the date in the whole file, not when truncated
-        # peer medians (funds without a benchmark) would read levels the truncated data does not have
-        resets = self._resets(e, own & ~errored, bool(tails.any()) or redated is not None)
+        changed = tails.copy()  # funds whose levels on rows ≤ e differ from the whole file's
+        if redated is not None:
+            changed[redated[0]] = True
+        resets = self._resets(e, own & ~errored, changed)
         if resets is None:
             return None
         if not self.allow:
@@ -337,7 +313,7 @@ class CrossDate:
         out[list(flags.errors)] = True
         return out
 
-    def _resets(self, e: int, candidates: np.ndarray, differs: bool) -> np.ndarray | None:
+    def _resets(self, e: int, candidates: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
         """Funds the reset detector flags on the date (run only on funds the screen cannot clear)."""
         run = candidates & (self.source == "raw") & (self.reset_cell_row <= e)
         if self.screen is not None:
@@ -346,8 +322,9 @@ class CrossDate:
         out = np.zeros(len(self.codes), dtype=bool)
         if not run.any():
             return out
-        if differs and (run & self.no_bench_raw).any():
-            return None
+        medians = run & self.no_bench_raw  # tested against their peer group's median return
+        if medians.any() and changed.any() and set(self.groups[medians]) & set(self.groups[changed]):
+            return None  # that median would read levels the truncated data does not have
         bench = None
         if self.bench_returns is not None and self.bench_of_fund is not None:
             bench = (self.bench_returns[: e + 1], self.bench_of_fund)

@@ -17,49 +17,77 @@ from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, ST
 
 TOL = 1e-7
 """Margin on returns and landing ratios within which a candidate day is left to the detector."""
+_CHUNK = 2048
+"""Funds per step of the one-time pass (bounds its temporaries)."""
 
 
 class ResetScreen:
-    """The detector's sums for raw-NAV funds with a benchmark (``cols``), for every as-of row at once."""
+    """The detector's sums for raw-NAV funds (``cols``), for every as-of row at once.
+
+    ``bench_col``: each fund's benchmark column of ``bench_returns`` (−1: none). A fund without a
+    benchmark is measured against peer medians, which this screen does not redo: such a fund is left to
+    the detector from its first candidate day on.
+    """
 
     def __init__(
-        self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray, bench_col: np.ndarray
+        self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray | None, bench_col: np.ndarray
     ):
         self.cols = cols
-        x = levels[:, cols]
-        with np.errstate(all="ignore"):
-            r = x[1:] / x[:-1] - 1.0
-        m = np.nan_to_num(bench_returns[1:][:, bench_col], nan=0.0)
-        rs, ms = r[::STRIDE], m[::STRIDE]
-        ok = np.isfinite(rs)
-        r0 = np.where(ok, rs, 0.0)
-        okf = ok.astype(float)
-        self.sums = {
-            "n": np.cumsum(okf, axis=0),
-            "m": np.cumsum(okf * ms, axis=0),
-            "mm": np.cumsum(okf * ms * ms, axis=0),
-            "rm": np.cumsum(r0 * ms, axis=0),
-            "r": np.cumsum(r0, axis=0),
-            "rr": np.cumsum(r0 * r0, axis=0),
-        }
-        with np.errstate(invalid="ignore"):
-            rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
-        self.rows, self.js = rows, js
-        self.r, self.m, self.nav = r[rows, js], m[rows, js], x[rows + 1, js]
+        self.bench = bench_col >= 0
+        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("n", "m", "mm", "rm", "r", "rr")}
+        cells: list[tuple[np.ndarray, ...]] = []
+        for lo in range(0, cols.size, _CHUNK):
+            part = slice(lo, lo + _CHUNK)
+            x = levels[:, cols[part]]
+            with np.errstate(all="ignore"):
+                r = x[1:] / x[:-1] - 1.0
+            m = np.zeros_like(r)
+            has = self.bench[part]
+            if bench_returns is not None and has.any():
+                m[:, has] = np.nan_to_num(bench_returns[1:][:, bench_col[part][has]], nan=0.0)
+            rs, ms = r[::STRIDE], m[::STRIDE]
+            ok = np.isfinite(rs)
+            r0 = np.where(ok, rs, 0.0)
+            okf = ok.astype(float)
+            for key, v in (
+                ("n", okf),
+                ("m", okf * ms),
+                ("mm", okf * ms * ms),
+                ("rm", r0 * ms),
+                ("r", r0),
+                ("rr", r0 * r0),
+            ):
+                parts[key].append(np.cumsum(v, axis=0))
+            with np.errstate(invalid="ignore"):
+                rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
+            cr, cm, nav = r[rows, js], m[rows, js], x[rows + 1, js]
+            # could the day pass the landing and drop tests for some beta in [0, 2]? (beta·m spans
+            # [min(0, 2m), max(0, 2m)]; landing bounds beta·m by the NAV, the drop test bounds it below)
+            low = np.maximum.reduce(
+                [np.minimum(0.0, 2.0 * cm), nav / (BASE * (1.0 + LANDING)) - 1.0, cr + MIN_DROP]
+            )
+            high = np.minimum(np.maximum(0.0, 2.0 * cm), nav / (BASE * (1.0 - LANDING)) - 1.0)
+            keep = (low - TOL <= high + TOL) | ~has[js]
+            cells.append((rows[keep], js[keep] + lo, cr[keep], cm[keep], nav[keep]))
+        self.sums = {k: np.concatenate(v, axis=1) for k, v in parts.items()}
+        self.rows, self.js, self.r, self.m, self.nav = (np.concatenate(c) for c in zip(*cells, strict=True))
+        self.first_row = np.full(cols.size, levels.shape[0])
+        np.minimum.at(self.first_row, self.js, self.rows + 1)
+        """Per fund: the level row of its first possible reset (levels.shape[0] when none)."""
 
     def must_run(self, e: int) -> np.ndarray:
         """Per fund of ``cols``: whether the detector has to decide it for the as-of row ``e``."""
         q = (e - 1) // STRIDE  # last sampled return row (return rows 0 … e − 1)
         if q < 1:
-            return np.ones(self.cols.size, dtype=bool)
-        out = np.zeros(self.cols.size, dtype=bool)
+            return self.first_row <= e
+        out = ~self.bench & (self.first_row <= e)
         s = {k: v[q] for k, v in self.sums.items()}
         n = np.maximum(s["n"], 2.0)
         with np.errstate(all="ignore"):
             beta = np.clip(
                 np.nan_to_num((s["rm"] - s["r"] * s["m"] / n) / (s["mm"] - s["m"] * s["m"] / n)), 0.0, 2.0
             )
-        sel = self.rows <= e - 1
+        sel = (self.rows <= e - 1) & self.bench[self.js]
         rows, js = self.rows[sel], self.js[sel]
         move = beta[js] * self.m[sel]
         excess = self.r[sel] - move
