@@ -147,8 +147,14 @@ class History:
             )
 
 
-def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFrame:
+def level_table(
+    universe: Universe,
+    dates: Sequence[pd.Timestamp],
+    built: tuple[np.ndarray, list[str]] | None = None,
+) -> pd.DataFrame:
     """Total-return levels (adjusted NAV, else NAV + distributions, else NAV) at each as-of date.
+
+    ``built``: levels already built on the NAV dates (with their fund codes), else they are built here.
 
     On the fund's own NAV dates, not the market calendar: a fund that stopped reporting keeps its last
     level, and ``level_date`` says when that was (the backtest's survivorship rule reads it).
@@ -161,9 +167,14 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
         if types is None
         else np.array([str(t) if isinstance(t, str) else "" for t in types], dtype=object)
     )
-    nav = navs.to_numpy(dtype=float, copy=True)
-    built = levels_for(nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True)
-    lv = built.levels
+    if built is None:
+        nav = navs.to_numpy(dtype=float, copy=True)
+        lv = levels_for(
+            nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True
+        ).levels
+    else:  # the levels the history's preparation built (the engine's fund order): this input's columns
+        where = {c: i for i, c in enumerate(built[1])}
+        lv = built[0][:, [where[c] for c in codes]]
     ok = np.isfinite(lv) & (lv > 0)
     rows = np.where(ok, np.arange(len(navs.index))[:, None], -1)
     np.maximum.accumulate(rows, axis=0, out=rows)
@@ -232,6 +243,6 @@ def run_history(
         dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
         last=evaluation,
         counts=counts,
-        levels=level_table(universe, dates),
+        levels=level_table(universe, dates, graded.levels),
         fallback_dates=graded.fallback,
     )

@@ -36,6 +36,8 @@ class Graded:
 
     columns: list[dict[str, Any]] = field(default_factory=list)
     fallback: int = 0
+    levels: tuple[np.ndarray, list[str]] | None = None
+    """Total-return levels on the NAV dates as the engine builds them, and their fund codes."""
 
 
 def grade_dates(
@@ -79,6 +81,7 @@ def grade_dates(
             on_date(k + 1, len(dates))
     flush()
     out.columns = [done[k] for k in range(len(dates))]
+    out.levels = (prep.nav_levels, prep.codes)
     return out
 
 

@@ -220,16 +220,24 @@ def max_drawdowns(
     cols = np.flatnonzero(measured)
     if cols.size == 0:
         return out
-    whole = cols.size == funds
-    for p, s in starts.items():
-        block = levels[s : e + 1] if whole else levels[s : e + 1][:, cols]
-        peak = block[0].copy()
-        low = np.ones_like(peak)  # level / peak is 1 on the first row
-        ratio = np.empty_like(peak)
-        with np.errstate(invalid="ignore"):
-            for row in block[1:]:
-                np.maximum(peak, row, out=peak)
-                np.divide(row, peak, out=ratio)
-                np.minimum(low, ratio, out=low)
-        out[p][cols] = low - 1.0
+    lo = min(starts.values())
+    block = levels[lo : e + 1] if cols.size == funds else levels[lo : e + 1][:, cols]
+    order = sorted(starts.items(), key=lambda kv: kv[1])  # the longest window first
+    peaks: dict[str, np.ndarray] = {}
+    lows: dict[str, np.ndarray] = {}
+    ratio = np.empty(cols.size)
+    with np.errstate(invalid="ignore"):
+        for t, row in enumerate(block, lo):  # one sweep: each row is read once for every window
+            for p, s in order:
+                if t < s:
+                    break
+                if t == s:
+                    peaks[p], lows[p] = row.copy(), np.ones(cols.size)  # level / peak is 1 on the first row
+                    lows[p][np.isnan(row)] = np.nan
+                    continue
+                np.maximum(peaks[p], row, out=peaks[p])
+                np.divide(row, peaks[p], out=ratio)
+                np.minimum(lows[p], ratio, out=lows[p])
+    for p in starts:
+        out[p][cols] = lows[p] - 1.0
     return out

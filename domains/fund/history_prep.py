@@ -129,7 +129,9 @@ class CrossDate:
             self.first_bad_adj = _first_true((lv <= 0) & adjusted)
         self._events(built)
         sampled = sample(lv, self.nav_dates, self.cal)
-        del built, lv
+        self.nav_levels = lv
+        """Total-return levels on the NAV dates (before sampling onto the calendar), engine fund order."""
+        del built
         self.levels = sampled.values
         present = np.isfinite(self.levels)
         has_any = present.any(axis=0)
