@@ -177,3 +177,22 @@ def test_a_date_the_shared_preparation_cannot_reproduce_is_graded_by_the_engine(
                     fund.fund_code,
                     col,
                 )
+
+
+def test_allow_unadjusted_grades_the_resetting_fund_as_single_date_runs_do(universe: Universe) -> None:
+    rubric = default_rubric()
+    dates = as_of_dates(universe, parse_month("2023-12", "--from"), parse_month("2024-12", "--to"), "Q")
+    hist = run_history(universe, rubric, dates, allow_unadjusted=True)
+    assert hist.fallback_dates == 0
+    for when in dates:
+        single = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=True)
+        day = hist.table[hist.table["as_of"] == single.as_of].set_index("fund_code")
+        for fund in single.funds:
+            expected = history_row(fund, str(rubric["version"]))
+            for col in COLUMNS[2:]:
+                assert _same(_value(day.loc[fund.fund_code, col]), expected[col]), (
+                    single.as_of,
+                    fund.fund_code,
+                    col,
+                )
+    assert (hist.table[hist.table["fund_code"] == "K05"]["status"] == "ok").all()
