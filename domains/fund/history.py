@@ -172,16 +172,25 @@ def level_table(
         lv = levels_for(
             nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True
         ).levels
+        idx = np.arange(len(codes))
     else:  # the levels the history's preparation built (the engine's fund order): this input's columns
         where = {c: i for i, c in enumerate(built[1])}
-        lv = built[0][:, [where[c] for c in codes]]
-    ok = np.isfinite(lv) & (lv > 0)
-    rows = np.where(ok, np.arange(len(navs.index))[:, None], -1)
-    np.maximum.accumulate(rows, axis=0, out=rows)
+        lv, idx = built[0], np.array([where[c] for c in codes], dtype=int)
     at = np.searchsorted(navs.index.values, pd.DatetimeIndex(dates).values, side="right") - 1
-    out_rows = np.where(at[:, None] >= 0, rows[np.maximum(at, 0)], -1)  # as-of × funds
+    out_rows = np.full((len(dates), len(codes)), -1)
+    last = np.full(len(codes), -1)
+    lo = 0
+    for d in np.argsort(at, kind="stable"):  # one sweep down the rows: each fund's last positive level
+        if at[d] >= lo:
+            seg = lv[lo : at[d] + 1][:, idx]
+            with np.errstate(invalid="ignore"):
+                ok = np.isfinite(seg) & (seg > 0)
+            found = np.where(ok, np.arange(lo, at[d] + 1)[:, None], -1).max(axis=0)
+            np.maximum(last, found, out=last)
+            lo = at[d] + 1
+        out_rows[d] = last
     have = out_rows >= 0
-    level = np.where(have, lv[np.maximum(out_rows, 0), np.arange(len(codes))], np.nan)
+    level = np.where(have, lv[np.maximum(out_rows, 0), idx[None, :]], np.nan)
     day = np.where(have, navs.index.values[np.maximum(out_rows, 0)], np.datetime64("NaT"))
     return pd.DataFrame(
         {
