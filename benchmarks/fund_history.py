@@ -6,7 +6,9 @@ portfolios (the shapes of ``benchmarks/fund_engine.py``). ``run_history`` grades
 cross-date path: shared preparation, one pass of window sums, the grader on stacked dates; plus one
 single-date run at the last date for the ``latest/`` reports); in the
 same run a loop of single-date ``evaluate_loaded`` calls (what re-running ``fund evaluate --as-of`` per
-date costs, minus the file reading) is timed on ``--loop-dates`` dates and extrapolated to all of them.
+date costs, minus the file reading) is timed on ``--loop-dates`` dates and
+extrapolated to all of them. The history is run ``--repeats`` times and the fastest run is reported (the
+loop's dates are each timed once).
 Peak memory is the process's maximum resident set size. The load average is printed, since the machine's
 cores may be shared.
 
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--funds", type=int, default=15000)
     parser.add_argument("--months", type=int, default=60, help="month-ends in the history")
     parser.add_argument("--loop-dates", type=int, default=3, help="single-date calls timed for the loop")
+    parser.add_argument("--repeats", type=int, default=2, help="history runs; the fastest is reported")
     args = parser.parse_args()
     end = "2025-06-30"
     universe = build(args.funds, 8.5, end)
@@ -71,9 +74,13 @@ def main() -> None:
     rubric = default_rubric()
     print(f"load average before: {os.getloadavg()}", flush=True)
 
-    t0 = time.perf_counter()
-    history = run_history(universe, rubric, dates)
-    seconds = time.perf_counter() - t0
+    seconds = math.inf
+    history = None
+    for _ in range(args.repeats):  # best of a few: the cores are shared, the load comes and goes
+        history = None
+        t0 = time.perf_counter()
+        history = run_history(universe, rubric, dates)
+        seconds = min(seconds, time.perf_counter() - t0)
     rated = int((history.table["status"] == "ok").sum())
     print(
         f"history: {len(history.table):,} rows, {rated:,} rated, {seconds:.1f} s, "

@@ -178,17 +178,17 @@ def level_table(
         lv, idx = built[0], np.array([where[c] for c in codes], dtype=int)
     at = np.searchsorted(navs.index.values, pd.DatetimeIndex(dates).values, side="right") - 1
     out_rows = np.full((len(dates), len(codes)), -1)
-    last = np.full(len(codes), -1)
+    last = np.full(lv.shape[1], -1)
     lo = 0
     for d in np.argsort(at, kind="stable"):  # one sweep down the rows: each fund's last positive level
         if at[d] >= lo:
-            seg = lv[lo : at[d] + 1][:, idx]
+            seg = lv[lo : at[d] + 1]
             with np.errstate(invalid="ignore"):
                 ok = np.isfinite(seg) & (seg > 0)
             found = np.where(ok, np.arange(lo, at[d] + 1)[:, None], -1).max(axis=0)
             np.maximum(last, found, out=last)
             lo = at[d] + 1
-        out_rows[d] = last
+        out_rows[d] = last[idx]
     have = out_rows >= 0
     level = np.where(have, lv[np.maximum(out_rows, 0), idx[None, :]], np.nan)
     day = np.where(have, navs.index.values[np.maximum(out_rows, 0)], np.datetime64("NaT"))
