@@ -8,8 +8,9 @@ single-date run at the last date for the ``latest/`` reports); in the
 same run a loop of single-date ``evaluate_loaded`` calls (what re-running ``fund evaluate --as-of`` per
 date costs, minus the file reading) is timed on ``--loop-dates`` dates and
 extrapolated to all of them. The cores may be shared and their load changes during a run, so the two are
-interleaved (a single-date call, a history run, a call, …) and both are taken at their best: the fastest
-of ``--repeats`` history runs, and the fastest single-date call × the number of dates.
+interleaved (a single-date call, a history run, a call, …); the history is the fastest of ``--repeats``
+runs (the same work each time), the loop is the mean of its calls × the number of dates (the calls are
+spread evenly over the dates, and a later date costs more: more rows before it).
 Peak memory is the process's maximum resident set size. The load average is printed, since the machine's
 cores may be shared.
 
@@ -77,8 +78,9 @@ def main() -> None:
 
     picks = [dates[round(k * (len(dates) - 1) / max(args.loop_dates - 1, 1))] for k in range(args.loop_dates)]
     # The cores are shared and the load comes and goes, so the two are interleaved (a loop date, a history
-    # run, a loop date, …) and each is taken at its best: the fastest history run, and the fastest
-    # single-date call times the number of dates.
+    # run, a loop date, …). The history runs repeat the same work: the fastest is taken. The loop's dates
+    # cost more the later they are (more rows before the as-of date), so they are spread evenly over the
+    # history and their mean × the number of dates is the loop's time.
     runs: list[float] = []
     calls: list[float] = []
     for k in range(max(args.repeats, len(picks))):
@@ -99,7 +101,7 @@ def main() -> None:
             del history
     print(f"single-date calls: {', '.join(f'{c:.1f}' for c in calls)} s", flush=True)
     seconds = min(runs)
-    loop_seconds = min(calls) * len(dates)
+    loop_seconds = sum(calls) / len(calls) * len(dates)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"load average after: {os.getloadavg()}; cpus: {os.cpu_count()}", flush=True)
     print(
