@@ -51,7 +51,7 @@ def grade_dates(
     on_date: Callable[[int, int], None] | None = None,
 ) -> Graded:
     """Every date's history columns; ``row_of`` turns a single-date result into a row (fallback dates)."""
-    prep = CrossDate(universe, rubric, allow_unadjusted=allow_unadjusted)
+    prep = CrossDate(universe, rubric, allow_unadjusted=allow_unadjusted, dates=dates)
     flags: list[DateFlags | None] = [prep.flags(d) for d in dates]
     ends = sorted({f.row for f in flags if f is not None})
     sums = (

@@ -18,7 +18,7 @@ engine instead, so no answer changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +79,14 @@ def _first_true(mask: np.ndarray, after: np.ndarray | None = None) -> np.ndarray
 class CrossDate:
     """Everything the engine derives from the data, built once for all as-of dates (engine fund order)."""
 
-    def __init__(self, universe: Universe, rubric: Mapping[str, Any], *, allow_unadjusted: bool = False):
+    def __init__(
+        self,
+        universe: Universe,
+        rubric: Mapping[str, Any],
+        *,
+        allow_unadjusted: bool = False,
+        dates: Sequence[pd.Timestamp] | None = None,
+    ):
         navs, benchmark = universe.navs, universe.benchmark
         self.rubric, self.allow = rubric, allow_unadjusted
         issues = universe.issues or {}
@@ -119,14 +126,22 @@ class CrossDate:
         self.adjustments = universe.adjustments
         self.benchmark = benchmark
         self.cal, _ = self._calendar(len(self.nav_dates) - 1)
+        self.ends = (
+            None
+            if dates is None
+            else [int(self.cal.searchsorted(pd.Timestamp(d).normalize(), side="right")) - 1 for d in dates]
+        )
         built = levels_for(self.raw.copy(), self.nav_dates, self.codes, self.adjustments, self.groups)
         self.source = built.source
         self.shifted = built.realigned
         lv = built.levels
         adjusted = self.source == "adjusted"
         with np.errstate(invalid="ignore"):
-            self.first_missing_adj = _first_true(np.isfinite(self.raw) & ~np.isfinite(lv) & adjusted)
-            self.first_bad_adj = _first_true((lv <= 0) & adjusted)
+            none = np.full(n, len(self.nav_dates))
+            self.first_missing_adj = (
+                _first_true(np.isfinite(self.raw) & ~np.isfinite(lv) & adjusted) if adjusted.any() else none
+            )
+            self.first_bad_adj = _first_true((lv <= 0) & adjusted) if adjusted.any() else none
         self._events(built)
         sampled = sample(lv, self.nav_dates, self.cal)
         self.nav_levels = lv
@@ -207,7 +222,7 @@ class CrossDate:
         col = self.bench_of_fund if self.bench_of_fund is not None else np.full(n, -1)
         if self.bench_returns is None:
             col = np.full(n, -1)
-        self.screen = ResetScreen(self.levels, raw, self.bench_returns, col[raw])
+        self.screen = ResetScreen(self.levels, raw, self.bench_returns, col[raw], self.ends)
         self.reset_cell_row[raw] = self.screen.first_row
         self.no_bench_raw = np.zeros(n, dtype=bool)
         self.no_bench_raw[raw] = col[raw] < 0

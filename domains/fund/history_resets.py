@@ -11,6 +11,8 @@ that is not cleared, so the screen only saves work: it never answers in the dete
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from evaluator.domains.fund.resets import BASE, LANDING, MIN_DROP, PREFILTER, STRIDE, WIDE, Z_DROP
@@ -30,12 +32,23 @@ class ResetScreen:
     """
 
     def __init__(
-        self, levels: np.ndarray, cols: np.ndarray, bench_returns: np.ndarray | None, bench_col: np.ndarray
+        self,
+        levels: np.ndarray,
+        cols: np.ndarray,
+        bench_returns: np.ndarray | None,
+        bench_col: np.ndarray,
+        ends: Sequence[int] | None = None,
     ):
         self.cols = cols
         self.bench = bench_col >= 0
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("n", "m", "mm", "rm", "r", "rr")}
         cells: list[tuple[np.ndarray, ...]] = []
+        sampled = len(range(0, max(levels.shape[0] - 1, 0), STRIDE))
+        # the sums are kept only where an as-of row needs them (all sampled rows when not told)
+        qs = sorted(range(sampled)) if ends is None else sorted({(e - 1) // STRIDE for e in ends if e > 0})
+        qs = [q for q in qs if q < sampled]
+        self.q_index = {q: i for i, q in enumerate(qs)}
+        starts = np.r_[0, np.array(qs[:-1], dtype=int) + 1] if qs else np.zeros(0, dtype=int)
         for lo in range(0, cols.size, _CHUNK):
             part = slice(lo, lo + _CHUNK)
             x = levels[:, cols[part]]
@@ -57,7 +70,8 @@ class ResetScreen:
                 ("r", r0),
                 ("rr", r0 * r0),
             ):
-                parts[key].append(np.cumsum(v, axis=0))
+                segments = np.add.reduceat(v[: qs[-1] + 1], starts, axis=0) if qs else v[:0]
+                parts[key].append(np.cumsum(segments, axis=0))
             with np.errstate(invalid="ignore"):
                 rows, js = np.nonzero((np.abs(x[1:] - BASE) <= WIDE * BASE) & (r <= PREFILTER))
             cr, cm, nav = r[rows, js], m[rows, js], x[rows + 1, js]
@@ -81,7 +95,10 @@ class ResetScreen:
         if q < 1:
             return self.first_row <= e
         out = ~self.bench & (self.first_row <= e)
-        s = {k: v[q] for k, v in self.sums.items()}
+        at = self.q_index.get(q)
+        if at is None:  # a row the sums were not kept for: the detector decides every candidate
+            return self.first_row <= e
+        s = {k: v[at] for k, v in self.sums.items()}
         n = np.maximum(s["n"], 2.0)
         with np.errstate(all="ignore"):
             beta = np.clip(
