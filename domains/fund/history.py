@@ -237,16 +237,19 @@ def run_history(
         allow_unadjusted=allow_unadjusted,
         on_date=on_date,
     )
-    counts: dict[str, dict[str, int]] = {}
-    for when, cols in zip(dates, graded.columns, strict=True):
-        keys = [
-            str(int(g)) if g is not None and not pd.isna(g) else str(s)
-            for g, s in zip(cols["grade"], cols["status"], strict=True)
-        ]
-        tally = pd.Series(keys).value_counts(sort=False)
-        counts[pd.Timestamp(when).strftime("%Y-%m-%d")] = {str(key): int(v) for key, v in tally.items()}
-    evaluation = evaluate_loaded(universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted)
     table = _table(graded.columns)
+    # per date: how many funds got each grade, and how many were not rated / errors (first-seen order)
+    graded_rows = table["grade"].notna().to_numpy()
+    keys = np.where(
+        graded_rows, table["grade"].astype("float").fillna(0).astype(int).astype(str), table["status"]
+    )
+    tallies = (
+        pd.DataFrame({"as_of": table["as_of"], "key": keys}).groupby(["as_of", "key"], sort=False).size()
+    )
+    counts: dict[str, dict[str, int]] = {}
+    for (day, key), n in tallies.items():
+        counts.setdefault(str(day), {})[str(key)] = int(n)
+    evaluation = evaluate_loaded(universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted)
     return History(
         table=table,
         dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
