@@ -224,6 +224,29 @@ def test_cli_writes_history_latest_and_summary(tmp_path: Path) -> None:
             assert (pd.isna(row[key]) and value is None) or math.isclose(row[key], value, rel_tol=1e-9), key
 
 
+def test_force_replaces_latest_whole_so_no_earlier_report_survives(tmp_path: Path) -> None:
+    out = tmp_path / "hist"
+    base = ["fund", "history", "--sample", "--sample-years", "4", "--from", "2024-03", "--to", "2024-06"]
+    first = _run(*base, "--sample-funds", "40", "--out", str(out))
+    assert first.exit_code == 0, first.output
+    before = {p.name for p in (out / "latest").iterdir()}
+    (out / "latest" / "KR_OLD_FUND.json").write_text("{}", encoding="utf-8")  # a fund no longer in the data
+    again = _run(*base, "--sample-funds", "25", "--out", str(out), "--force")
+    assert again.exit_code == 0, again.output
+    after = {p.name for p in (out / "latest").iterdir()}
+    table = pd.read_parquet(out / "history.parquet")
+    reports = {
+        json.loads((out / "latest" / n).read_text(encoding="utf-8")).get("fund_code")
+        for n in after
+        if n.endswith(".json") and n != "summary.json"
+    }
+    assert reports == set(table["fund_code"]) and len(reports) == 25  # exactly this run's funds
+    assert "KR_OLD_FUND.json" not in after and len(after) < len(before)
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+    summary = json.loads((out / "latest" / "summary.json").read_text(encoding="utf-8"))
+    assert summary  # the latest/ summary belongs to the new run's folder
+
+
 def test_cli_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     out = tmp_path / "h"
     base = ["fund", "history", "--sample", "--sample-funds", "20", "--sample-years", "2", "--out", str(out)]

@@ -1,9 +1,10 @@
 """Grade history: the universe graded at every month-end (or quarter-end) as-of date, in one run.
 
-The universe is read once; every as-of date is graded by
-:func:`~evaluator.domains.fund.evaluate.evaluate_loaded`, the same single-date path ``fund evaluate
---as-of D`` uses, so a history row equals that run's result exactly (nulls included). The windows are
-not yet vectorised across dates: each date re-slices the matrix (see ``domains/fund/README.md``).
+The universe is read and prepared once, and every as-of date's statuses, window metrics and grades come
+from :func:`~evaluator.domains.fund.history_engine.grade_dates` (shared preparation, one pass of window
+sums, the engine's grader on stacked dates); a history row equals the single-date ``fund evaluate
+--as-of D`` result to 1e-9, nulls included (see ``domains/fund/README.md``). The last date is also graded
+by the single-date engine, whose full results are the ``latest/`` reports.
 
 As-of dates: the last market-calendar date of each calendar month (``M``) or of March, June, September
 and December (``Q``) between ``--from`` and ``--to``; the calendar is the one the engine uses (a
@@ -23,6 +24,7 @@ import pandas as pd
 
 from evaluator.domains.fund.calendar import market_calendar
 from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.history_engine import grade_dates
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.results import Evaluation, FundResult
@@ -118,6 +120,8 @@ class History:
     levels: pd.DataFrame | None = None
     """Per fund × as-of: its total-return ``level`` on its last NAV date on or before the as-of date
     (``level_date``); what ``fund backtest`` takes forward returns from."""
+    fallback_dates: int = 0
+    """As-of dates the shared preparation could not reproduce, graded by the single-date engine instead."""
 
     def grade_paths(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         """(fund code, ``[{as_of, grade, score, status}, …]`` oldest first) per fund, built one at a time."""
@@ -143,8 +147,14 @@ class History:
             )
 
 
-def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFrame:
+def level_table(
+    universe: Universe,
+    dates: Sequence[pd.Timestamp],
+    built: tuple[np.ndarray, list[str]] | None = None,
+) -> pd.DataFrame:
     """Total-return levels (adjusted NAV, else NAV + distributions, else NAV) at each as-of date.
+
+    ``built``: levels already built on the NAV dates (with their fund codes), else they are built here.
 
     On the fund's own NAV dates, not the market calendar: a fund that stopped reporting keeps its last
     level, and ``level_date`` says when that was (the backtest's survivorship rule reads it).
@@ -157,16 +167,30 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
         if types is None
         else np.array([str(t) if isinstance(t, str) else "" for t in types], dtype=object)
     )
-    nav = navs.to_numpy(dtype=float, copy=True)
-    built = levels_for(nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True)
-    lv = built.levels
-    ok = np.isfinite(lv) & (lv > 0)
-    rows = np.where(ok, np.arange(len(navs.index))[:, None], -1)
-    np.maximum.accumulate(rows, axis=0, out=rows)
+    if built is None:
+        nav = navs.to_numpy(dtype=float, copy=True)
+        lv = levels_for(
+            nav, pd.DatetimeIndex(navs.index), codes, universe.adjustments, groups, inplace=True
+        ).levels
+        idx = np.arange(len(codes))
+    else:  # the levels the history's preparation built (the engine's fund order): this input's columns
+        where = {c: i for i, c in enumerate(built[1])}
+        lv, idx = built[0], np.array([where[c] for c in codes], dtype=int)
     at = np.searchsorted(navs.index.values, pd.DatetimeIndex(dates).values, side="right") - 1
-    out_rows = np.where(at[:, None] >= 0, rows[np.maximum(at, 0)], -1)  # as-of × funds
+    out_rows = np.full((len(dates), len(codes)), -1)
+    last = np.full(lv.shape[1], -1)
+    lo = 0
+    for d in np.argsort(at, kind="stable"):  # one sweep down the rows: each fund's last positive level
+        if at[d] >= lo:
+            seg = lv[lo : at[d] + 1]
+            with np.errstate(invalid="ignore"):
+                ok = np.isfinite(seg) & (seg > 0)
+            found = np.where(ok, np.arange(lo, at[d] + 1)[:, None], -1).max(axis=0)
+            np.maximum(last, found, out=last)
+            lo = at[d] + 1
+        out_rows[d] = last[idx]
     have = out_rows >= 0
-    level = np.where(have, lv[np.maximum(out_rows, 0), np.arange(len(codes))], np.nan)
+    level = np.where(have, lv[np.maximum(out_rows, 0), idx[None, :]], np.nan)
     day = np.where(have, navs.index.values[np.maximum(out_rows, 0)], np.datetime64("NaT"))
     return pd.DataFrame(
         {
@@ -178,23 +202,18 @@ def level_table(universe: Universe, dates: Sequence[pd.Timestamp]) -> pd.DataFra
     )
 
 
-def _date_block(funds: Sequence[FundResult], version: str) -> pd.DataFrame:
-    """One as-of date's rows, column by column (no per-row dicts: a 15,000-fund history stays small)."""
-    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
-    for fund in funds:
-        for key, value in history_row(fund, version).items():
-            cols[key].append(value)
-    block = pd.DataFrame(cols, columns=list(COLUMNS))
-    for c in COLUMNS[7:-1]:
-        block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
-    for c in ("score", "peer_percentile"):
-        block[c] = pd.to_numeric(block[c], errors="coerce").astype(float)
-    block["grade"] = pd.to_numeric(block["grade"], errors="coerce").astype("Int64")
-    for c in ("fund_code", "as_of", "status", "type", "rubric_version"):
-        # categories, not one Python string per row: fewer live objects for the garbage collector to
-        # walk on every later date
-        block[c] = block[c].astype("category")
-    return block
+def _table(columns: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """All dates' rows from their columns in one go (no per-row objects: a 900,000-row history stays cheap)."""
+    text = ("fund_code", "as_of", "status", "type", "rubric_version")
+    data = {}
+    for c in COLUMNS:
+        parts = [np.asarray(cols[c], dtype=object if c in text else float) for cols in columns]
+        data[c] = np.concatenate(parts) if parts else np.array([], dtype=object if c in text else float)
+    table = pd.DataFrame(data, columns=list(COLUMNS))
+    table["grade"] = table["grade"].astype("Int64")
+    for c in text:
+        table[c] = table[c].where(table[c].notna(), None)
+    return table
 
 
 def run_history(
@@ -205,33 +224,37 @@ def run_history(
     allow_unadjusted: bool = False,
     on_date: Callable[[int, int], None] | None = None,
 ) -> History:
-    """Grade ``universe`` at every date of ``dates`` (ascending) with the single-date engine path."""
+    """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs."""
     if not dates:
         raise DataError("no as-of dates to grade")
-    blocks: list[pd.DataFrame] = []
-    counts: dict[str, dict[str, int]] = {}
     version = str(rubric["version"])
-    evaluation: Evaluation | None = None
-    for k, when in enumerate(dates, 1):
-        evaluation = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted)
-        blocks.append(_date_block(evaluation.funds, version))
-        tally: dict[str, int] = {}
-        for fund in evaluation.funds:
-            key = str(fund.grade) if fund.grade is not None else fund.status
-            tally[key] = tally.get(key, 0) + 1
-        counts[evaluation.as_of] = tally
-        if on_date is not None:
-            on_date(k, len(dates))
-    assert evaluation is not None
-    table = pd.concat(blocks, ignore_index=True)
-    del blocks
-    for c in ("fund_code", "as_of", "status", "type", "rubric_version"):
-        table[c] = table[c].astype(object).where(table[c].notna(), None)
-    table["grade"] = table["grade"].astype("Int64")
+    graded = grade_dates(
+        universe,
+        rubric,
+        dates,
+        headline=HEADLINE,
+        row_of=lambda fund: history_row(fund, version),
+        allow_unadjusted=allow_unadjusted,
+        on_date=on_date,
+    )
+    table = _table(graded.columns)
+    # per date: how many funds got each grade, and how many were not rated / errors (first-seen order)
+    graded_rows = table["grade"].notna().to_numpy()
+    keys = np.where(
+        graded_rows, table["grade"].astype("float").fillna(0).astype(int).astype(str), table["status"]
+    )
+    tallies = (
+        pd.DataFrame({"as_of": table["as_of"], "key": keys}).groupby(["as_of", "key"], sort=False).size()
+    )
+    counts: dict[str, dict[str, int]] = {}
+    for (day, key), n in tallies.items():
+        counts.setdefault(str(day), {})[str(key)] = int(n)
+    evaluation = evaluate_loaded(universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted)
     return History(
         table=table,
         dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
         last=evaluation,
         counts=counts,
-        levels=level_table(universe, dates),
+        levels=level_table(universe, dates, graded.levels),
+        fallback_dates=graded.fallback,
     )

@@ -2,14 +2,18 @@
 
 ``latest/`` is an ordinary report folder (``fund evaluate`` layout, so ``db import`` and ``fund
 agreement`` read it) at the last as-of date; each report also carries its ``grade_history``. Every file
-is written atomically; a non-empty DIR needs ``force``.
+is written atomically; a non-empty DIR needs ``force``. ``latest/`` is written whole into a hidden
+folder beside it and then swapped in, so with ``force`` no report of an earlier run (a fund that is no
+longer in the data) survives, and an interrupted run leaves the previous ``latest/`` intact.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,23 @@ def _atomic_parquet(frame: pd.DataFrame, target: Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put the finished ``staging`` folder in place of ``target``: rename the old one aside, rename the
+    new one in (each rename is atomic), then delete the old one."""
+    old = None
+    if target.exists() or target.is_symlink():
+        old = target.with_name(f".{target.name}.{os.getpid()}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(target, old)
+    os.replace(staging, target)
+    if old is not None:
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
 
 
 def history_summary(
@@ -83,14 +104,29 @@ def write_history(
     buf = io.StringIO()
     history.table.to_csv(buf, index=False, lineterminator="\n")
     atomic_write_text(folder / HISTORY_CSV, buf.getvalue(), encoding="utf-8-sig")
-    latest = write_reports(history.last, folder / LATEST, force=True, warnings=warnings)
-    for code, path in history.grade_paths():
-        name = latest.files.get(code)
-        if name is None:
-            continue
-        target = latest.folder / name
-        doc = json.loads(target.read_text(encoding="utf-8"))
-        doc["grade_history"] = path
-        atomic_write_json(target, doc)
+    staging = folder / f".{LATEST}.{os.getpid()}.tmp"
+    try:
+        if staging.exists():
+            shutil.rmtree(staging)
+        latest = write_reports(history.last, staging, force=True, warnings=warnings)
+        for code, path in history.grade_paths():
+            name = latest.files.get(code)
+            if name is None:
+                continue
+            target = latest.folder / name
+            doc = json.loads(target.read_text(encoding="utf-8"))
+            doc["grade_history"] = path
+            atomic_write_json(target, doc)
+        _swap_in(staging, folder / LATEST)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    final = folder / LATEST
+    latest = dataclasses.replace(
+        latest,
+        folder=final,
+        summary_json=final / latest.summary_json.name,
+        summary_csv=final / latest.summary_csv.name,
+    )
     summary = history_summary(history, freq=freq, inputs=inputs or {}, warnings=warnings, latest=latest)
     return atomic_write_json(folder / SUMMARY, summary)
