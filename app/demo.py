@@ -164,6 +164,7 @@ def run_demo(
             learning_rate=plan.sft_lr,
             max_seconds=plan.sft_seconds,
             max_steps=plan.sft_max_steps,
+            save_steps=100_000,  # the last step is always saved; mid-run checkpoints only cost time here
             lr_scheduler_type="constant",
             per_device_train_batch_size=plan.sft_batch,
             max_seq_length=256,
