@@ -22,13 +22,15 @@ class DemoPlan:
     2e-3, batch 16, seed 0) sits on a plateau for its first ~250 steps: 18 % after 100 (300 problems),
     19.4 % after 200 and 22.4 % after 250 (500 held-out problems), with perfect format but numbers not yet
     copied from the question; lr 4e-3 was worse (8 % after 100). Only past the plateau is GRPO any use: from
-    the 200-step checkpoint, 50 GRPO steps moved accuracy +0.4 (lr 5e-5) and -1.0 points (lr 1e-4), CIs across 0. 500
-    steps landed at 59 % once, inside the 30–60 % band where GRPO has signal, so SFT keeps 500 steps and the
-    demo cannot fit in ~6 minutes on 2 cores (SFT alone is ~400 s there). GRPO uses the settings of
-    ``benchmarks/learning.py`` (lr 5e-5, 8 generations, 4 prompts per step, completions up to 48 tokens,
-    which fits every held-out worked solution) for 60 steps; 100 steps gave +9.3 points once. 500 held-out
-    problems instead of 300 narrow the paired CI for a few seconds of batched greedy decoding. ``*_seconds``
-    are only safety caps for a pathologically slow machine; when one trips, the summary says so.
+    the 200-step checkpoint, 50 GRPO steps moved accuracy +0.4 (lr 5e-5) and -1.0 points (lr 1e-4), CIs
+    across 0. 400 steps reached 35.0 %, the band's lower edge, and 500 steps 59.4 %, inside the 30–60 % band
+    where GRPO has signal, so SFT keeps 500 steps and the demo cannot fit in ~6 minutes on 2 cores (SFT alone
+    is ~400 s there). GRPO uses the settings of ``benchmarks/learning.py`` (lr 5e-5, 8 generations, 4 prompts
+    per step, completions up to 48 tokens, which fits every held-out worked solution) for 60 steps: from the
+    500-step warm start that gave +9.2 points (95 % CI +6.0 to +12.4); 100 steps had given +9.3 on 300
+    problems. 500 held-out problems instead of 300 narrow the paired CI for a few seconds of batched greedy
+    decoding. ``*_seconds`` are only safety caps for a pathologically slow machine; when one trips, the
+    summary says so.
     """
 
     model: str
