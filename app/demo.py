@@ -53,7 +53,7 @@ FULL = DemoPlan(
     model="tiny-demo",
     data="synthetic:steps=1,max=6",
     funds=300,
-    sft_seconds=900,
+    sft_seconds=1800,
     sft_max_steps=500,
     sft_lr=2e-3,
     sft_batch=16,
@@ -87,14 +87,26 @@ WARM_BAND = (0.30, 0.60)
 
 
 def verdict(
-    before: float, delta: float, ci: tuple[float, float], steps: int, plan: DemoPlan, *, cut_short: bool
+    before: float,
+    delta: float,
+    ci: tuple[float, float],
+    steps: int,
+    plan: DemoPlan,
+    *,
+    cut_short: bool,
+    sft_steps: int | None = None,
 ) -> str:
-    """One line: the gain and its CI when the CI excludes 0, else why the demo could not show one."""
+    """One line: the gain and its CI when the CI excludes 0, else why the demo could not show one.
+
+    ``sft_steps`` is how many SFT steps ran; below the plan's, the SFT time cap is named as the cause.
+    """
     lo, hi = ci
     span = f"{delta * 100:+.1f} points (95% CI {lo * 100:+.1f} to {hi * 100:+.1f})"
     if lo > 0:
         return f"GRPO gain shown: {span}, the interval excludes 0"
-    if cut_short:
+    if sft_steps is not None and sft_steps < plan.sft_max_steps:
+        why = f"the machine was too slow: a time cap stopped SFT early ({sft_steps} of {plan.sft_max_steps} steps)"
+    elif cut_short:
         why = f"the machine was too slow: a time cap stopped training early ({steps} of {plan.grpo_max_steps} GRPO steps)"
     elif before < WARM_BAND[0]:
         why = f"the SFT warm start reached only {before:.0%}, below the 30–60 % band where GRPO gets a signal"
@@ -235,6 +247,7 @@ def run_demo(
             grpo["global_step"],
             plan,
             cut_short=cut_short,
+            sft_steps=warm.get("global_step"),
         ),
         "eval_n": plan.eval_n,
         "seed": seed,

@@ -36,6 +36,14 @@ def test_verdict_says_in_one_line_why_no_gain_was_shown(before: float, cut_short
     assert WARM_BAND == (0.30, 0.60)
 
 
+def test_verdict_names_an_sft_cut_short_by_its_time_cap() -> None:
+    """A warm start stopped early is the cause, not GRPO: all GRPO steps ran from a model trained too little."""
+    line = verdict(0.19, 0.004, (-0.02, 0.03), FULL.grpo_max_steps, FULL, cut_short=True, sft_steps=184)
+    assert line.endswith(f"a time cap stopped SFT early (184 of {FULL.sft_max_steps} steps)")
+    full = verdict(0.19, 0.004, (-0.02, 0.03), 7, FULL, cut_short=True, sft_steps=FULL.sft_max_steps)
+    assert full.endswith(f"(7 of {FULL.grpo_max_steps} GRPO steps)")
+
+
 @pytest.mark.parametrize("plan", [FULL, QUICK], ids=["full", "quick"])
 def test_held_out_problems_are_never_trained_on(plan) -> None:
     """Every problem SFT or GRPO can draw (steps × batch, from the train split) is outside the eval set."""
