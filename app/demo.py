@@ -117,8 +117,11 @@ def verdict(
     return f"no gain shown: {span} includes 0 — {why}"
 
 
-def run_fund_batch(out: Path, funds: int) -> dict[str, Any]:
-    """Grade the synthetic Korean fund universe and write one report per fund plus summaries."""
+def run_fund_batch(out: Path, funds: int, *, force: bool = False) -> dict[str, Any]:
+    """Grade the synthetic Korean fund universe and write one report per fund plus summaries.
+
+    ``force`` lets ``demo --force`` write over an earlier demo's fund reports, as its other stages do.
+    """
     from evaluator.domains.fund.batch import write_reports
     from evaluator.domains.fund.evaluate import evaluate_loaded
     from evaluator.domains.fund.rubric import default_rubric
@@ -126,7 +129,7 @@ def run_fund_batch(out: Path, funds: int) -> dict[str, Any]:
 
     universe = sample_universe(funds=funds, risk_free=0.03, realistic=True)  # 결산 resets, share classes, an MMF
     evaluation = evaluate_loaded(universe, default_rubric())
-    outcome = write_reports(evaluation, out, warnings=universe.warnings)
+    outcome = write_reports(evaluation, out, force=force, warnings=universe.warnings)
     import json
 
     return json.loads(outcome.summary_json.read_text(encoding="utf-8"))
@@ -167,7 +170,7 @@ def run_demo(
     lap("model")
 
     say(f"[bold]2/7[/] fund batch evaluation: {plan.funds} synthetic Korean funds…")
-    fund_summary = run_fund_batch(out / "fund", plan.funds)
+    fund_summary = run_fund_batch(out / "fund", plan.funds, force=force)
     lap("fund")
 
     say(f"[bold]3/7[/] SFT warm start on synthetic GSM8K ({plan.sft_max_steps} steps)…")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.app.demo import FULL, QUICK, WARM_BAND, verdict
+from evaluator.app.demo import FULL, QUICK, WARM_BAND, run_fund_batch, verdict
 from evaluator.domains.registry import get_pack
 
 
@@ -68,3 +68,14 @@ def test_full_plan_lets_every_held_out_reference_answer_fit() -> None:
     rows = pack.dataset(FULL.data, "test", limit=FULL.eval_n)
     longest = max(len(tok(pack.reference_solution(r) + tok.eos_token)["input_ids"]) for r in rows)
     assert longest <= FULL.max_new_tokens
+
+
+def test_demo_force_rewrites_an_earlier_demos_fund_reports(tmp_path) -> None:
+    """``demo --force`` into a finished demo's folder: the fund stage must not refuse its own earlier output."""
+    from evaluator.methodology.outputs import OutputExistsError
+
+    first = run_fund_batch(tmp_path / "fund", 40)
+    with pytest.raises(OutputExistsError):
+        run_fund_batch(tmp_path / "fund", 40)
+    again = run_fund_batch(tmp_path / "fund", 40, force=True)
+    assert again["status_counts"] == first["status_counts"] and sum(first["status_counts"].values()) == 40
