@@ -103,8 +103,8 @@ def test_demo_verdict_names_the_gain_or_the_one_reason_there_is_none() -> None:
     cases = [
         ((0.09, 0.02, (-0.005, 0.05), 100), False, "below the 30–60 % band"),
         ((0.75, 0.01, (-0.02, 0.04), 100), False, "above the band"),
-        ((0.45, 0.02, (-0.01, 0.05), 100), False, "too little to tell from the noise of 300"),
-        ((0.45, 0.02, (-0.01, 0.05), 40), True, "40 of 100 GRPO steps"),
+        ((0.45, 0.02, (-0.01, 0.05), 100), False, "too little to tell from the noise of 500 held-out"),
+        ((0.45, 0.02, (-0.01, 0.05), 40), True, "40 of 60 GRPO steps"),
     ]
     for (before, delta, ci, steps), cut, needle in cases:
         line = verdict(before, delta, ci, steps, FULL, cut_short=cut)

@@ -24,6 +24,11 @@ def test_demo_quick_runs_every_stage(tmp_path: Path, tiny_model_dir: Path) -> No
     assert summary["quick"] is True and summary["grpo_steps"] == 2 and summary["sft_steps"] == 10
     assert summary["verdict"] in result.output.replace("\n", " ") or summary["verdict"][:40] in result.output
     assert summary["verdict"].startswith(("GRPO gain shown", "no gain shown"))
+    stages = summary["stage_seconds"]  # where the time went, so a slow run can be read stage by stage
+    assert list(stages) == ["model", "fund", "sft", "eval_before", "grpo", "eval_after", "plots"]
+    assert min(stages.values()) >= 0 and sum(stages.values()) <= summary["seconds"] + 0.5
+    assert stages["sft"] > 0 and stages["grpo"] > 0
+    assert "time by stage: model" in result.output and summary["seed"] == 0
     counts = summary["status_counts"]
     assert counts["ok"] > 0 and counts["error"] > 0  # the sample universe holds deliberately broken funds
     assert len(list((out / "fund").glob("*.json"))) == sum(counts.values()) + 1  # + summary.json

@@ -21,6 +21,9 @@ def register(app: typer.Typer) -> None:
             False, "--quick", help="Sub-minute smoke version (tiny model, few steps)."
         ),
         force: bool = typer.Option(False, "--force", help="Write into a non-empty --out folder."),
+        seed: int = typer.Option(
+            0, "--seed", help="Training seed (problem order, sampling); the held-out problems stay the same."
+        ),
     ) -> None:
         """Run the offline demo end to end (no network, no GPU) and summarise it."""
         from rich.table import Table
@@ -29,7 +32,7 @@ def register(app: typer.Typer) -> None:
         from evaluator.methodology.outputs import OutputExistsError
 
         try:
-            summary = run_demo(out, quick=quick, force=force, console=console)
+            summary = run_demo(out, quick=quick, force=force, console=console, seed=seed)
         except OutputExistsError as exc:
             fail(str(exc))
         before, after = summary["accuracy_before"], summary["accuracy_after"]
@@ -42,6 +45,8 @@ def register(app: typer.Typer) -> None:
             f"(95% CI {lo * 100:+.1f} to {hi * 100:+.1f}, McNemar p={summary['mcnemar_p']:.3g}, "
             f"{summary['grpo_steps']} GRPO steps, {summary['eval_n']} problems, {summary['seconds']:.0f} s in all)"
         )
+        stages = summary.get("stage_seconds", {})
+        console.print("time by stage: " + ", ".join(f"{k} {v:.0f} s" for k, v in stages.items()))
         console.print(summary["verdict"])
         table = Table(title="펀드 등급 분포 (유형별)")
         for col in ("유형", "1등급", "2등급", "3등급", "4등급", "5등급", "not rated", "error"):
