@@ -14,7 +14,7 @@ import pytest
 
 from evaluator.domains.fund.checks import lifespans
 from evaluator.domains.fund.prepare import fund_matrix
-from evaluator.domains.fund.scoring import group_percentile
+from evaluator.domains.fund.scoring import group_codes, group_percentile
 from evaluator.domains.fund.total_return import Events, apply_distributions, cells, peer_mean_returns
 
 
@@ -45,6 +45,19 @@ def test_group_percentile_equals_pandas_average_ranks_bit_for_bit() -> None:
             want = _pandas_percentile(values, groups, mask, higher)
             got = group_percentile(values, groups, mask, higher)
             assert np.array_equal(got, want, equal_nan=True), (trial, higher)
+            shared = group_percentile(values, groups, mask, higher, codes=group_codes(groups))
+            assert np.array_equal(shared, want, equal_nan=True), (trial, higher)
+
+
+def test_group_percentile_with_more_groups_than_int16_codes() -> None:
+    """Past 32,767 peer groups the codes are sorted as int64; the ranks still equal pandas'."""
+    rng = np.random.default_rng(3)
+    n = 80_000
+    groups = np.array([f"g{k}" for k in rng.integers(0, 40_000, n)], dtype=object)
+    values = rng.integers(-3, 4, n).astype(float)
+    mask = rng.random(n) < 0.9
+    want = _pandas_percentile(values, groups, mask, True)
+    assert np.array_equal(group_percentile(values, groups, mask, True), want, equal_nan=True)
 
 
 def _dense_levels(nav: np.ndarray, events: Events) -> np.ndarray:
