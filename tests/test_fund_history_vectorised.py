@@ -166,17 +166,7 @@ def test_a_date_the_shared_preparation_cannot_reproduce_is_graded_by_the_engine(
     dates = as_of_dates(no_bench, parse_month("2022-06", "--from"), parse_month("2022-12", "--to"), "Q")
     hist = run_history(no_bench, rubric, dates)
     assert hist.fallback_dates == 1
-    for when in dates:
-        single = evaluate_loaded(no_bench, rubric, as_of=when)
-        day = hist.table[hist.table["as_of"] == single.as_of].set_index("fund_code")
-        for fund in single.funds:
-            expected = history_row(fund, str(rubric["version"]))
-            for col in COLUMNS[2:]:
-                assert _same(_value(day.loc[fund.fund_code, col]), expected[col]), (
-                    single.as_of,
-                    fund.fund_code,
-                    col,
-                )
+    _assert_equals_single_dates(hist.table, no_bench, rubric, dates)
 
 
 def test_allow_unadjusted_grades_the_resetting_fund_as_single_date_runs_do(universe: Universe) -> None:
@@ -184,9 +174,17 @@ def test_allow_unadjusted_grades_the_resetting_fund_as_single_date_runs_do(unive
     dates = as_of_dates(universe, parse_month("2023-12", "--from"), parse_month("2024-12", "--to"), "Q")
     hist = run_history(universe, rubric, dates, allow_unadjusted=True)
     assert hist.fallback_dates == 0
+    _assert_equals_single_dates(hist.table, universe, rubric, dates, allow_unadjusted=True)
+    assert (hist.table[hist.table["fund_code"] == "K05"]["status"] == "ok").all()
+
+
+def _assert_equals_single_dates(
+    table: pd.DataFrame, universe: Universe, rubric: dict, dates: list, **options: object
+) -> None:
+    """Every history column of every date equals that date's single-date run."""
     for when in dates:
-        single = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=True)
-        day = hist.table[hist.table["as_of"] == single.as_of].set_index("fund_code")
+        single = evaluate_loaded(universe, rubric, as_of=when, **options)
+        day = table[table["as_of"] == single.as_of].set_index("fund_code")
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
             for col in COLUMNS[2:]:
@@ -195,4 +193,3 @@ def test_allow_unadjusted_grades_the_resetting_fund_as_single_date_runs_do(unive
                     fund.fund_code,
                     col,
                 )
-    assert (hist.table[hist.table["fund_code"] == "K05"]["status"] == "ok").all()
