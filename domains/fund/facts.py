@@ -17,7 +17,7 @@ import numpy as np
 
 from evaluator.domains.fund.report import main_period
 from evaluator.domains.fund.results import OK, Evaluation, FundResult
-from evaluator.domains.fund.scoring import group_percentile
+from evaluator.domains.fund.scoring import group_codes, group_percentile
 from evaluator.methodology.rubric import METRICS, PERIODS, grade_cutoffs, scored_metrics
 
 JUDGEMENTS: tuple[tuple[str, float], ...] = (("우수", 60.0), ("보통", 40.0), ("미흡", float("-inf")))
@@ -55,6 +55,7 @@ def metric_percentiles(evaluation: Evaluation) -> dict[str, dict[str, dict[str, 
         return {}
     groups = np.array([f.type or "" for f in rated], dtype=object)
     mask = np.ones(len(rated), dtype=bool)
+    codes = group_codes(groups)  # the same peer groups for every window and metric
     out: dict[str, dict[str, dict[str, float]]] = {f.fund_code: {} for f in rated}
     for period in PERIODS:
         for metric in scored_metrics(evaluation.rubric):
@@ -69,7 +70,7 @@ def metric_percentiles(evaluation: Evaluation) -> dict[str, dict[str, dict[str, 
             if not np.isfinite(values).any():
                 continue
             higher = METRICS[metric].direction == "higher"
-            pct = group_percentile(values, groups, mask, higher)
+            pct = group_percentile(values, groups, mask, higher, codes=codes)
             for f, p in zip(rated, pct.tolist(), strict=True):
                 if p == p:  # not NaN
                     out[f.fund_code].setdefault(period, {})[metric] = round(p, 3)
