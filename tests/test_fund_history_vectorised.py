@@ -193,3 +193,42 @@ def _assert_equals_single_dates(
                     fund.fund_code,
                     col,
                 )
+
+
+def _close(a: object, b: object, where: str) -> None:
+    """Recursively equal: floats to 1e-9 relative, everything else exactly."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    else:
+        assert _same(_value(a), _value(b)), (where, a, b)
+
+
+@pytest.mark.parametrize("last", ["2022-09", "2024-12"])
+def test_latest_reports_equal_a_single_date_run_in_every_field(universe: Universe, last: str) -> None:
+    # The last date's full evaluation reuses the cross-date pass's window metrics; every field of every
+    # fund (all metrics of all windows, scores, grades, reasons) and the peer context must still be the
+    # single-date engine's. 2022-09-30: B04 and K09 have no NAV of their own (measured by the engine);
+    # 2024-12-31: K01 has stopped reporting, K04's 분배금 is redated.
+    from dataclasses import asdict
+
+    rubric = default_rubric()
+    dates = as_of_dates(universe, parse_month("2021-01", "--from"), parse_month(last, "--to"), "Q")
+    hist = run_history(universe, rubric, dates)
+    single = evaluate_loaded(universe, rubric, as_of=dates[-1])
+    assert [f.fund_code for f in hist.last.funds] == [f.fund_code for f in single.funds]
+    for got, want in zip(hist.last.funds, single.funds, strict=True):
+        _close(asdict(got), asdict(want), got.fund_code)
+    _close(hist.last.peers, single.peers, "peers")
+    assert hist.last.inputs == single.inputs
+    statuses = {f.fund_code: f.status for f in single.funds}
+    assert statuses["K01"] == "not_rated"
+    if last == "2022-09":
+        assert statuses["B04"] == "not_rated"
+    rated = [f for f in hist.last.funds if f.status == "ok"]
+    assert rated and all(f.metrics["3y"]["sharpe"] is not None for f in rated)

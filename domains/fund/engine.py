@@ -14,13 +14,20 @@ stale); ``ok`` — scored and graded.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.checks import FundFlags, check_matrix
-from evaluator.domains.fund.metrics import Market, compute_metrics, row_on_or_before, window_start_row
+from evaluator.domains.fund.metrics import (
+    KnownMetrics,
+    Market,
+    metrics_for,
+    row_on_or_before,
+    window_start_row,
+)
 from evaluator.domains.fund.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.results import (
@@ -195,6 +202,7 @@ def evaluate_universe(
     adjustments: Adjustments | None = None,
     calendar: pd.DatetimeIndex | None = None,
     allow_unadjusted: bool = False,
+    known_metrics: KnownMetrics | None = None,
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
@@ -202,7 +210,8 @@ def evaluate_universe(
     (설정액) or ``net_assets``, and optional qualitative scores named by criterion id or name.
     ``benchmark``: index levels, one Series for all funds or a DataFrame with one column per 유형.
     ``risk_free``: a constant annual rate or a Series of annual rates by date. ``issues``: data problems a
-    loader found per fund (duplicate dates, …); those funds get status ``error``.
+    loader found per fund (duplicate dates, …); those funds get status ``error``. ``known_metrics``:
+    window metrics a grade history already measured for this date (see :class:`KnownMetrics`).
     """
     rubric = dict(rubric) if rubric is not None else default_rubric()
     if (
@@ -259,7 +268,9 @@ def evaluate_universe(
     errored[list(flags.errors)] = True
     levels[:, errored] = np.nan
     market = Market(dates=dates, rf_annual=rf, bench_levels=bench_levels, bench_of_fund=bench_of_fund)
-    metrics = compute_metrics(levels, market, as_of_ts)
+    if known_metrics is not None:  # a fund this run finds in error is measured (as NaN) here, never taken
+        known_metrics = replace(known_metrics, measured=known_metrics.measured & ~errored)
+    metrics = metrics_for(levels, market, as_of_ts, codes, known_metrics)
 
     first_dates = np.where(span.has_any, span.first, 0)
     history = np.where(span.has_any, (as_of_ts - dates[first_dates]).days / 365.25, np.nan)

@@ -12,6 +12,7 @@ from typing import Any
 
 from evaluator.domains.fund.engine import evaluate_universe
 from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.metrics import KnownMetrics
 from evaluator.domains.fund.results import Evaluation
 
 
@@ -21,6 +22,7 @@ def evaluate_loaded(
     *,
     as_of: Any = None,
     allow_unadjusted: bool = False,
+    known_metrics: KnownMetrics | None = None,
 ) -> Evaluation:
     """Rate every fund of ``universe`` with everything the loader read (adjustments, calendar, issues)."""
     evaluation = evaluate_universe(
@@ -34,6 +36,7 @@ def evaluate_loaded(
         adjustments=universe.adjustments,
         calendar=universe.calendar,
         allow_unadjusted=allow_unadjusted,
+        known_metrics=known_metrics,
     )
     evaluation.inputs["sources"] = universe.sources
     return evaluation

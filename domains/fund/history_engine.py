@@ -21,7 +21,7 @@ from evaluator.domains.fund.evaluate import evaluate_loaded
 from evaluator.domains.fund.history_metrics import WindowSums
 from evaluator.domains.fund.history_prep import CrossDate, DateFlags
 from evaluator.domains.fund.loaders import Universe
-from evaluator.domains.fund.metrics import Market, compute_metrics
+from evaluator.domains.fund.metrics import KnownMetrics, Market, compute_metrics
 from evaluator.domains.fund.results import ERROR, NOT_RATED, OK, FundResult
 from evaluator.domains.fund.scoring import score_funds
 from evaluator.methodology.rubric import PERIODS
@@ -38,6 +38,8 @@ class Graded:
     fallback: int = 0
     levels: tuple[np.ndarray, list[str]] | None = None
     """Total-return levels on the NAV dates as the engine builds them, and their fund codes."""
+    last: KnownMetrics | None = None
+    """The last date's window metrics (None if the single-date engine graded it), for its full reports."""
 
 
 def grade_dates(
@@ -75,6 +77,8 @@ def grade_dates(
             out.fallback += 1
         else:
             pending.append((k, f, _metrics(prep, sums, f)))
+            if k == len(dates) - 1:
+                out.last = KnownMetrics(list(prep.codes), prep.cal[f.row], f.measured, pending[-1][2])
             if len(pending) == BATCH:
                 flush()
         if on_date is not None:

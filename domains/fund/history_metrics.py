@@ -8,8 +8,8 @@ are taken on x less a per-fund centre (its average daily excess return over the 
 running totals stay near zero and the differences keep ~1e-15 relative precision (the same formulas as
 the engine, so the results agree with single-date runs to far better than 1e-9).
 
-Max drawdown and MRAR are not sums: the drawdown is the engine's running maximum on each window's rows
-(bit-identical values, row by row), and MRAR is the engine's
+Max drawdown and MRAR are not sums: the drawdown comes from per-segment summaries combined exactly
+(:mod:`evaluator.domains.fund.history_drawdown`, bit-identical to the engine's), and MRAR is the engine's
 own month-point function on the window's view of the matrix.
 """
 
@@ -20,7 +20,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.metrics import TRADING_DAYS, Market, _dispersion, _mrar, window_start_row
+from evaluator.domains.fund.history_drawdown import DrawdownSegments
+from evaluator.domains.fund.metrics import (
+    MRAR_GAMMA,
+    TRADING_DAYS,
+    Market,
+    _dispersion,
+    _mrar,
+    window_start_row,
+)
 from evaluator.methodology.rubric import METRICS, PERIODS
 
 _ROWS = 256
@@ -74,6 +82,8 @@ class WindowSums:
             names.append("rx")
         self.sums = {k: np.zeros((len(rows), funds)) for k in names}
         self._accumulate(rows)
+        self.drawdown = DrawdownSegments(levels, rows)
+        self._month_terms(max(ends) if ends else 0)
 
     def _centres(self) -> np.ndarray:
         """A per-fund centre near its average x (exactness does not matter, only closeness)."""
@@ -136,16 +146,59 @@ class WindowSums:
         starts = self.starts[e]
         if not starts:
             return result
-        drawdowns = max_drawdowns(self.levels, starts, e, measured)
+        drawdowns = self.drawdown.drawdowns(starts, e, measured)
         with np.errstate(all="ignore"):
             for p, s in starts.items():
                 values = self._window(s, e)
                 values["max_drawdown"] = drawdowns[p]
                 values["calmar"] = values["annualized_return"] / np.abs(drawdowns[p])
-                values["mrar"] = _mrar(self.levels[s : e + 1], self.market, s, e)
+                values["mrar"] = self._mrar(s, e)
                 valid = measured & np.isfinite(self.levels[s]) & np.isfinite(self.levels[e])
                 result[p] = {m: np.where(valid & np.isfinite(values[m]), values[m], np.nan) for m in METRICS}
         return result
+
+    def _month_terms(self, last: int) -> None:
+        """MRAR's terms (1 + ER_m)^(−γ) between consecutive month-ends, and their running sums.
+
+        Every window's month points are its start row, the month-ends inside it and its end (a month-end
+        here): all terms but the first are shared by the windows, so a window's sum is a difference of
+        running sums (values near 1: a few 1e-16 from the engine's mean), plus its own first term.
+        """
+        cal = self.cal[: last + 1]
+        keys = cal.year.to_numpy() * 12 + cal.month.to_numpy()
+        self.month_ends = np.flatnonzero(np.r_[keys[1:] != keys[:-1], True])
+        self.month_at = {int(r): i for i, r in enumerate(self.month_ends)}
+        funds = self.levels.shape[1]
+        terms = np.zeros((len(self.month_ends), funds))
+        with np.errstate(all="ignore"):
+            if len(self.month_ends) > 1:
+                terms[1:] = self._terms(self.month_ends[:-1], self.month_ends[1:])
+        bad = ~np.isfinite(terms)
+        self.term_sums = np.cumsum(np.where(bad, 0.0, terms), axis=0)
+        self.term_bad = np.cumsum(bad, axis=0)
+
+    def _terms(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+        """(1 + ER)^(−γ) from row(s) ``a`` to row(s) ``b``: the engine's expression, element by element."""
+        monthly = self.levels[b] / self.levels[a] - 1.0
+        rf_m = (1.0 + self.rf_annual[b]) ** (1.0 / 12.0) - 1.0
+        rf_m = rf_m[:, None] if np.ndim(rf_m) else rf_m
+        excess = (1.0 + monthly) / (1.0 + rf_m) - 1.0
+        return (1.0 + excess) ** (-MRAR_GAMMA)
+
+    def _mrar(self, s: int, e: int) -> np.ndarray:
+        """The window's MRAR; columns with a missing or non-finite term take the engine's own function."""
+        at = self.month_at
+        inner = self.month_ends[(self.month_ends > s) & (self.month_ends < e)]
+        if e not in at or inner.size == 0:
+            return _mrar(self.levels[s : e + 1], self.market, s, e)
+        a, b = at[int(inner[0])], at[e]
+        first = self._terms(s, int(inner[0]))
+        total = first + (self.term_sums[b] - self.term_sums[a])
+        out = (total / (b - a + 1)) ** (-12.0 / MRAR_GAMMA) - 1.0
+        odd = np.flatnonzero((self.term_bad[b] != self.term_bad[a]) | ~np.isfinite(first))
+        if odd.size:
+            out[odd] = _mrar(self.levels[s : e + 1][:, odd], self.market, s, e)
+        return out
 
     def _window(self, s: int, e: int) -> dict[str, np.ndarray]:
         n = e - s
@@ -205,39 +258,3 @@ class WindowSums:
         result = {"beta": beta, "jensen_alpha": alpha, "tracking_error": te, "information_ratio": ir}
         return {k: np.where(has, v, np.nan) for k, v in result.items()}
 
-
-def max_drawdowns(
-    levels: np.ndarray, starts: Mapping[str, int], e: int, measured: np.ndarray
-) -> dict[str, np.ndarray]:
-    """Per window ending at ``e``: min over its rows of level / running maximum − 1 (the engine's formula).
-
-    Row by row over the measured funds (a whole row is one contiguous vector; ``np.maximum.accumulate``
-    down a column of a row-major matrix is several times slower): the same maxima and the same quotients,
-    so the values are bit-identical to the engine's.
-    """
-    funds = levels.shape[1]
-    out = {p: np.full(funds, np.nan) for p in starts}
-    cols = np.flatnonzero(measured)
-    if cols.size == 0:
-        return out
-    lo = min(starts.values())
-    block = levels[lo : e + 1] if cols.size == funds else levels[lo : e + 1][:, cols]
-    order = sorted(starts.items(), key=lambda kv: kv[1])  # the longest window first
-    peaks: dict[str, np.ndarray] = {}
-    lows: dict[str, np.ndarray] = {}
-    ratio = np.empty(cols.size)
-    with np.errstate(invalid="ignore"):
-        for t, row in enumerate(block, lo):  # one sweep: each row is read once for every window
-            for p, s in order:
-                if t < s:
-                    break
-                if t == s:
-                    peaks[p], lows[p] = row.copy(), np.ones(cols.size)  # level / peak is 1 on the first row
-                    lows[p][np.isnan(row)] = np.nan
-                    continue
-                np.maximum(peaks[p], row, out=peaks[p])
-                np.divide(row, peaks[p], out=ratio)
-                np.minimum(lows[p], ratio, out=lows[p])
-    for p in starts:
-        out[p][cols] = lows[p] - 1.0
-    return out

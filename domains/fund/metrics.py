@@ -225,3 +225,41 @@ def compute_metrics(
         inverse[order] = np.arange(funds)
         result = {p: {m: v[inverse] for m, v in by_metric.items()} for p, by_metric in result.items()}
     return result
+
+
+@dataclass(frozen=True)
+class KnownMetrics:
+    """Window metrics already measured for some funds at one as-of date (a grade history's cross-date pass).
+
+    ``codes``: the funds in the engine's order; ``measured``: which of them ``values`` holds; the rest are
+    measured here. The grade history hands its last date's metrics to the engine for the ``latest/``
+    reports, so they are not computed twice and agree with the history's last row.
+    """
+
+    codes: list[str]
+    as_of: pd.Timestamp
+    measured: np.ndarray
+    values: dict[str, dict[str, np.ndarray]]
+
+
+def metrics_for(
+    nav: np.ndarray, market: Market, as_of: pd.Timestamp, codes: Sequence[str], known: KnownMetrics | None
+) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`compute_metrics`, taking the funds ``known`` holds from it (when it is for these funds and date)."""
+    if known is None or list(codes) != known.codes or pd.Timestamp(as_of) != known.as_of:
+        return compute_metrics(nav, market, as_of)
+    out = {p: {m: np.array(v, dtype=float) for m, v in known.values[p].items()} for p in PERIODS}
+    rest = np.flatnonzero(~known.measured)
+    if rest.size:
+        col = market.bench_of_fund
+        sub = Market(
+            dates=market.dates,
+            rf_annual=market.rf_annual,
+            bench_levels=market.bench_levels,
+            bench_of_fund=None if col is None else col[rest],
+        )
+        own = compute_metrics(nav[:, rest], sub, as_of)
+        for p, by_metric in own.items():
+            for m, values in by_metric.items():
+                out[p][m][rest] = values
+    return out
