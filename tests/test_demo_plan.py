@@ -59,11 +59,11 @@ def test_held_out_problems_are_never_trained_on(plan) -> None:
 def test_full_plan_lets_every_held_out_reference_answer_fit() -> None:
     """``max_new_tokens`` (eval and GRPO completions) covers the longest worked solution in the eval set,
     so no correct answer is cut off before its closing tag."""
-    from evaluator.training.models import tiny_corpus
-    from evaluator.training.tiny_model import DEMO_SPEC, build_tokenizer
+    from evaluator.training.models import TINY_NAMES, tiny_corpus
+    from evaluator.training.tiny_model import build_tokenizer
 
-    assert FULL.model == "tiny-demo"
-    tok = build_tokenizer(tiny_corpus(), DEMO_SPEC)
+    assert FULL.model == "tiny-demo" and TINY_NAMES[FULL.model].split_digits
+    tok = build_tokenizer(tiny_corpus(), TINY_NAMES[FULL.model])
     pack = get_pack("gsm8k")
     rows = pack.dataset(FULL.data, "test", limit=FULL.eval_n)
     longest = max(len(tok(pack.reference_solution(r) + tok.eos_token)["input_ids"]) for r in rows)

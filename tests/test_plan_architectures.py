@@ -55,7 +55,7 @@ def test_published_sizes_are_recognisable() -> None:
     assert round(PRESET_ARCHS["gpt-oss-20b"].param_counts().active / 1e9, 1) == 3.6
 
 
-@pytest.mark.parametrize("name", ["tiny", "tiny-demo"])
+@pytest.mark.parametrize("name", ["tiny", "tiny-demo", "tiny-demo-2l"])
 def test_tiny_models_read_from_their_config_json(name: str) -> None:
     from transformers import AutoConfig
 

@@ -15,9 +15,9 @@ from typing import Any
 from evaluator.training.distributed import cuda_device_map, sharded_launch
 from evaluator.training.model_source import ModelNotAvailable, ModelSource, locate
 from evaluator.training.presets import resolve_preset
-from evaluator.training.tiny_model import DEMO_SPEC, TinySpec, build_tiny
+from evaluator.training.tiny_model import DEMO_2L_SPEC, DEMO_SPEC, TinySpec, build_tiny
 
-TINY_NAMES = {"tiny": TinySpec(), "tiny-demo": DEMO_SPEC}
+TINY_NAMES = {"tiny": TinySpec(), "tiny-demo": DEMO_SPEC, "tiny-demo-2l": DEMO_2L_SPEC}
 
 
 def cache_dir() -> Path:

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @model.command("build-tiny")
     def build_tiny_cmd(
         out: Path = typer.Option(None, "--out", help="Folder (default: the cache, where --model tiny looks)."),
-        kind: str = typer.Option("tiny", help="tiny (tests, ~0.1 M params) or tiny-demo (~2.5 M, digit tokens)."),
+        kind: str = typer.Option("tiny", help="tiny (tests, ~0.1 M params), tiny-demo (~3.3 M, digit tokens) or tiny-demo-2l (its 2-layer version)."),
         force: bool = typer.Option(False, "--force", help="Rebuild even if it exists."),
     ) -> None:
         """Build a tiny Qwen3ForCausalLM + byte-level BPE tokenizer offline and save them."""
