@@ -21,25 +21,23 @@ class DemoPlan:
     The demo's problems are the easiest synthetic curriculum (one step, numbers up to 6). SFT's job is a
     warm start past the point where the model copies the question's numbers: before it (a plateau near
     20 %, perfect format, wrong numbers) GRPO shows nothing (50 steps from one: +0.4 and -1.0 points, CIs
-    across 0). The 4-layer ``tiny-demo`` (constant lr 2e-3, batch 16) gets there after ~400-500 steps
-    (35.0 % after 400, 59.4 % after 500) at ~0.78 s a step on 2 cores, ~395 s before GRPO. GRPO uses the
-    settings of ``benchmarks/learning.py`` (lr 5e-5, 8 generations, 4 prompts per step, completions up to
-    48 tokens, which fits every held-out worked solution) for 60 steps: seeds 0, 1, 2 gave +9.2, +3.0 and
-    +6.8 points, every 95 % CI above 0, in 569-597 s on an idle machine. That is ~10 minutes, not the ~6
-    aimed for.
+    across 0). The 4-layer ``tiny-demo`` (constant lr 2e-3, batch 16) got there after ~400-500 steps at
+    ~0.78 s a step on 2 cores: 500 SFT + 60 GRPO steps gave +9.2, +3.0 and +6.8 points on seeds 0, 1, 2,
+    but in 569-597 s, ~10 minutes. The 2-layer ``tiny-demo-2l`` copies sooner at ~0.45 s a step, but when
+    depends on the seed: after 400 steps seeds 0, 1, 2 stood at 66.6, 52.8 and 28.2 %, and seed 2 then
+    showed no gain (+1.8, CI -0.2 to +3.8). After 500 steps (~225 s) seed 2 stood at 54.4 % and gained
+    +9.0 (CI +5.8 to +12.2), so the demo runs ``tiny-demo-2l`` for 500 SFT steps. GRPO uses the settings of
+    ``benchmarks/learning.py`` (lr 5e-5, 8 generations, 4 prompts per step, completions up to 48 tokens,
+    which fits every held-out worked solution) for 60 steps (~1.5 s each). The three seeds' figures of
+    this plan, measured from nothing on an idle machine, are in ``benchmarks/README.md`` ("The demo").
 
-    The lead for ~6 minutes (measured, not yet adopted: it needs three seeds of one plan): the 2-layer
-    ``tiny-demo-2l`` copies sooner at ~0.45 s a step. With 400 SFT steps the whole demo took 343-366 s, but
-    the warm start depends on the seed (66.6, 52.8, 28.2 % for seeds 0, 1, 2) and seed 2 showed no gain
-    (+1.8, CI -0.2 to +3.8; seeds 0 and 1: +6.4 and +12.2). With 500 steps seed 2 reached 54.4 % and then
-    +9.0 (CI +5.8 to +12.2), ~60 s more; seeds 0 and 1 are unmeasured there (seed 0's warm start: 70.8 %).
-    Measured and rejected (``benchmarks/README.md``, "The demo", has the table): a 2,048-token vocabulary
-    (rows of ~135 tokens instead of ~219, ~0.55 s a step with 4 layers) reached 42.2 % after 500 steps and
-    60.0 % after 600 with the lr decayed over the last 100, but 60 GRPO steps from those moved +1.8, +0.6
-    and +0.2 points, CIs across 0; batch 8 reached only 41.8 % after 1,000 steps; 30 GRPO steps at lr 1e-4
-    lost the seed-1 gain (+0.4 against +3.0). SFT's loss already covers the completion only (TRL's default
-    for prompt-completion rows) and no row is truncated at 256 tokens. ``*_seconds`` are only safety caps
-    for a pathologically slow machine; when one trips, the summary says so.
+    Measured and rejected (the same section has the table): a 2,048-token vocabulary (rows of ~135 tokens
+    instead of ~219, ~0.55 s a step with 4 layers) reached 42.2 % after 500 steps and 60.0 % after 600
+    with the lr decayed over the last 100, but 60 GRPO steps from those moved +1.8, +0.6 and +0.2 points,
+    CIs across 0; batch 8 reached only 41.8 % after 1,000 steps; 30 GRPO steps at lr 1e-4 lost the 4-layer
+    seed-1 gain (+0.4 against +3.0). SFT's loss already covers the completion only (TRL's default for
+    prompt-completion rows) and no row is truncated at 256 tokens. ``*_seconds`` are only safety caps for
+    a pathologically slow machine; when one trips, the summary says so.
     """
 
     model: str
@@ -59,7 +57,7 @@ class DemoPlan:
 
 
 FULL = DemoPlan(
-    model="tiny-demo",
+    model="tiny-demo-2l",
     data="synthetic:steps=1,max=6",
     funds=300,
     sft_seconds=1800,

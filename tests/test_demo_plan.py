@@ -62,7 +62,7 @@ def test_full_plan_lets_every_held_out_reference_answer_fit() -> None:
     from evaluator.training.models import TINY_NAMES, tiny_corpus
     from evaluator.training.tiny_model import build_tokenizer
 
-    assert FULL.model == "tiny-demo" and TINY_NAMES[FULL.model].split_digits
+    assert FULL.model == "tiny-demo-2l" and TINY_NAMES[FULL.model].split_digits
     tok = build_tokenizer(tiny_corpus(), TINY_NAMES[FULL.model])
     pack = get_pack("gsm8k")
     rows = pack.dataset(FULL.data, "test", limit=FULL.eval_n)
