@@ -141,3 +141,22 @@ def test_peer_means_on_a_few_rows_equal_those_of_every_row() -> None:
             want = np.r_[0.0, np.nan_to_num(np.nanmean(r, axis=1))]
         assert np.array_equal(every[g], want)
         assert np.array_equal(some[g][rows], want[rows])
+
+
+def test_class_counts_equal_the_pandas_group_by() -> None:
+    from evaluator.domains.fund.scoring import class_counts
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 500, 5000):
+        groups = rng.choice(np.array(["국내주식형", "채권형", "", "혼합형"], dtype=object), n)
+        families = rng.choice(np.array([f"P{i}" for i in range(max(n // 3, 1))], dtype=object), n)
+        mask = rng.random(n) < 0.7
+        frame = pd.DataFrame({"g": groups, "f": families, "m": mask.astype(int)})
+        want = np.where(mask, frame.groupby(["g", "f"], sort=False)["m"].transform("sum").to_numpy(dtype=int), 0)
+        assert class_counts(groups, families, mask).tolist() == want.tolist()
+        ints = rng.integers(0, 40, n)  # the grade history's stacked integer groups
+        frame = pd.DataFrame({"g": ints, "f": families, "m": mask.astype(int)})
+        want = np.where(mask, frame.groupby(["g", "f"], sort=False)["m"].transform("sum").to_numpy(dtype=int), 0)
+        assert class_counts(ints, families, mask).tolist() == want.tolist()
+    with_missing = np.array(["A", None, "A"], dtype=object)  # a key pandas drops: its own path, same answer
+    assert class_counts(with_missing, np.array(["P", "P", "P"], dtype=object), np.ones(3, dtype=bool)).tolist()[0] == 2
