@@ -254,6 +254,7 @@ def evaluate_universe(
         adjustments=adjustments,
         calendar=calendar,
         groups=groups,
+        matrix=known_metrics.nav if known_metrics is not None and known_metrics.codes == codes else None,
     )
     nav, levels, dates = prepared.nav, prepared.levels, prepared.dates
     as_of_ts = as_of_ts if as_of_ts is not None else dates[-1]

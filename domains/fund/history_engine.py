@@ -78,7 +78,10 @@ def grade_dates(
         else:
             pending.append((k, f, _metrics(prep, sums, f)))
             if k == len(dates) - 1:
-                out.last = KnownMetrics(list(prep.codes), prep.cal[f.row], f.measured, pending[-1][2])
+                k_nav = int(prep.nav_dates.searchsorted(prep.cal[f.row], side="right"))
+                out.last = KnownMetrics(
+                    list(prep.codes), prep.cal[f.row], f.measured, pending[-1][2], nav=prep.raw[:k_nav]
+                )
             if len(pending) == BATCH:
                 flush()
         if on_date is not None:

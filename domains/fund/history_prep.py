@@ -39,7 +39,7 @@ from evaluator.domains.fund.engine import (
 from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.metrics import window_start_row
-from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted
+from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted, fund_matrix
 from evaluator.domains.fund.resets import detect_resets
 from evaluator.domains.fund.scoring import family_codes
 from evaluator.domains.fund.total_return import (
@@ -120,7 +120,7 @@ class CrossDate:
         frame.columns = [str(c) for c in frame.columns]
         self.navs = frame
         self.nav_dates = pd.DatetimeIndex(frame.index)
-        self.raw = frame.reindex(columns=self.codes).to_numpy(dtype=float, copy=True)
+        self.raw = fund_matrix(frame, self.codes)  # row-major, as the engine builds it
         self.bench_dates = _benchmark_dates(benchmark)
         self.calendar_file = universe.calendar
         self.adjustments = universe.adjustments

@@ -240,6 +240,8 @@ class KnownMetrics:
     as_of: pd.Timestamp
     measured: np.ndarray
     values: dict[str, dict[str, np.ndarray]]
+    nav: np.ndarray | None = None
+    """The NAV rows up to ``as_of`` as a dates × ``codes`` matrix (what the engine's preparation copies first)."""
 
 
 def metrics_for(

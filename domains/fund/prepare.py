@@ -86,10 +86,18 @@ def prepare(
     adjustments: Adjustments | None = None,
     calendar: pd.DatetimeIndex | None = None,
     groups: np.ndarray | None = None,
+    matrix: np.ndarray | None = None,
 ) -> Prepared:
-    """Levels per fund from its best information, sampled onto the market calendar (rows ≤ ``as_of``, if given)."""
+    """Levels per fund from its best information, sampled onto the market calendar (rows ≤ ``as_of``, if given).
+
+    ``matrix``: :func:`fund_matrix` of those rows already built by the caller (a grade history); it is
+    copied, not rebuilt, when its shape fits.
+    """
     frame = navs if as_of is None else navs.loc[:as_of]
-    nav = fund_matrix(frame, codes)
+    if matrix is not None and matrix.shape == (len(frame.index), len(codes)):
+        nav = np.array(matrix, dtype=float, order="C")
+    else:
+        nav = fund_matrix(frame, codes)
     dates = pd.DatetimeIndex(frame.index)
     cal, rule = market_calendar(nav, dates, _benchmark_dates(benchmark), calendar)
     if len(cal) == 0:
