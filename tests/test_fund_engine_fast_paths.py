@@ -158,5 +158,8 @@ def test_class_counts_equal_the_pandas_group_by() -> None:
         frame = pd.DataFrame({"g": ints, "f": families, "m": mask.astype(int)})
         want = np.where(mask, frame.groupby(["g", "f"], sort=False)["m"].transform("sum").to_numpy(dtype=int), 0)
         assert class_counts(ints, families, mask).tolist() == want.tolist()
-    with_missing = np.array(["A", None, "A"], dtype=object)  # a key pandas drops: its own path, same answer
-    assert class_counts(with_missing, np.array(["P", "P", "P"], dtype=object), np.ones(3, dtype=bool)).tolist()[0] == 2
+    with_missing = np.array(["A", None, "A", None], dtype=object)  # a missing key is a key of its own
+    families = np.array(["P", "P", "P", "P"], dtype=object)
+    assert class_counts(with_missing, families, np.ones(4, dtype=bool)).tolist() == [2, 2, 2, 2]
+    assert class_counts(with_missing, families, np.array([True, True, False, False])).tolist() == [1, 1, 0, 0]
+    assert class_counts(np.array([], dtype=object), np.array([], dtype=object), np.zeros(0, dtype=bool)).size == 0

@@ -149,18 +149,14 @@ def class_counts(groups: np.ndarray, families: np.ndarray, mask: np.ndarray) -> 
     """Per fund: how many classes of its portfolio are in its peer group among masked funds (0 if unmasked).
 
     Integer counts of the (group, portfolio) pairs with one ``bincount`` (a pandas group-by per call was
-    most of its cost, and the grade history calls it once per batch of dates); pandas' own group-by
-    remains for keys it would drop (missing values).
+    most of its cost, and the grade history calls it once per batch of dates). A missing key counts as a
+    key of its own (pandas' group-by would drop it and leave the count undefined).
     """
     mask = np.asarray(mask, dtype=bool)
-    g = pd.factorize(np.asarray(groups, dtype=object))[0]
-    f = pd.factorize(np.asarray(families, dtype=object))[0]
-    if g.size and (g.min() < 0 or f.min() < 0):
-        frame = pd.DataFrame({"g": groups, "f": families, "m": mask.astype(int)})
-        k = frame.groupby(["g", "f"], sort=False)["m"].transform("sum").to_numpy(dtype=int)
-        return np.where(mask, k, 0)
-    if not g.size:
+    if not mask.size:
         return np.zeros(0, dtype=int)
+    g = pd.factorize(np.asarray(groups, dtype=object), use_na_sentinel=False)[0]
+    f = pd.factorize(np.asarray(families, dtype=object), use_na_sentinel=False)[0]
     pair = np.unique(g.astype(np.int64) * (int(f.max()) + 1) + f, return_inverse=True)[1].ravel()
     k = np.bincount(pair[mask], minlength=int(pair.max()) + 1)[pair]
     return np.where(mask, k, 0)
