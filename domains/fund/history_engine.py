@@ -57,7 +57,7 @@ def grade_dates(
     flags: list[DateFlags | None] = [prep.flags(d) for d in dates]
     ends = sorted({f.row for f in flags if f is not None})
     sums = (
-        WindowSums(prep.levels, prep.cal, prep.rf, prep.bench_levels, prep.bench_of_fund, ends)
+        WindowSums(prep.levels, prep.cal, prep.rf, prep.bench_returns, prep.bench_of_fund, ends)
         if ends
         else None
     )

@@ -53,10 +53,12 @@ class WindowSums:
         levels: np.ndarray,
         cal: pd.DatetimeIndex,
         rf_annual: np.ndarray,
-        bench_levels: np.ndarray | None,
+        bench_returns: np.ndarray | None,
         bench_of_fund: np.ndarray | None,
         ends: Sequence[int],
     ) -> None:
+        """``bench_returns``: dates × benchmarks daily returns (NaN on the first row), as the preparation
+        (:class:`~evaluator.domains.fund.history_prep.CrossDate`) builds them once for all its users."""
         self.levels, self.cal, self.rf_annual = levels, cal, rf_annual
         self.market = Market(dates=cal, rf_annual=rf_annual)
         self.rf_d = (1.0 + rf_annual) ** (1.0 / TRADING_DAYS) - 1.0
@@ -66,12 +68,7 @@ class WindowSums:
         self.at = {r: j for j, r in enumerate(rows)}
         funds = levels.shape[1]
         self.col = bench_of_fund if bench_of_fund is not None else np.full(funds, -1)
-        self.bench = None
-        if bench_levels is not None and bench_of_fund is not None:
-            with np.errstate(all="ignore"):
-                b = np.full_like(bench_levels, np.nan)
-                b[1:] = bench_levels[1:] / bench_levels[:-1] - 1.0
-            self.bench = b
+        self.bench = bench_returns if bench_of_fund is not None else None
         rf_rows = self.rf_d[1:]
         self.rf_varies = bool(rf_rows.size and not np.all(rf_rows == rf_rows[0]))
         self.centre = self._centres()
