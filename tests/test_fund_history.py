@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from history_compare import cell, same
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
@@ -39,14 +40,6 @@ def _universe(navs: pd.DataFrame, types: list[str], amount: float = 1e11) -> Uni
     return Universe(navs=navs, meta=meta, issues={})
 
 
-def _same(a: object, b: object) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, float) or isinstance(b, float):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
-
-
 @pytest.fixture(scope="module")
 def universe() -> Universe:
     return sample_universe(funds=60, years=7, seed=11, risk_free=0.02, realistic=True)
@@ -67,11 +60,8 @@ def test_history_equals_single_date_runs_including_nulls(universe: Universe) -> 
             expected = history_row(fund, str(rubric["version"]))
             got = day.loc[fund.fund_code]
             for col in COLUMNS[2:]:
-                value = got[col]
-                value = None if value is None or (not isinstance(value, str) and pd.isna(value)) else value
-                if isinstance(value, np.integer | np.floating):
-                    value = value.item()
-                assert _same(value, expected[col]), (fund.fund_code, single.as_of, col, value, expected[col])
+                value = cell(got[col])
+                assert same(value, expected[col]), (fund.fund_code, single.as_of, col, value, expected[col])
                 checked_nulls += expected[col] is None
     # windows that are too long for the early dates, and not-rated funds, are nulls on both sides
     assert checked_nulls > 0

@@ -10,11 +10,10 @@ benchmarks and a risk-free rate that changes every year. Every column of every q
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
+from history_compare import cell, same
 
 from evaluator.domains.fund.evaluate import evaluate_loaded
 from evaluator.domains.fund.history import COLUMNS, as_of_dates, history_row, parse_month, run_history
@@ -99,20 +98,6 @@ def universe() -> Universe:
     )
 
 
-def _value(v: object) -> object:
-    if v is None or (not isinstance(v, str) and pd.isna(v)):
-        return None
-    return v.item() if isinstance(v, np.integer | np.floating) else v
-
-
-def _same(a: object, b: object) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, float) or isinstance(b, float):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
-
-
 def test_every_column_of_every_date_equals_its_single_date_run(universe: Universe) -> None:
     rubric = default_rubric()
     dates = as_of_dates(universe, parse_month("2016-03", "--from"), parse_month("2024-12", "--to"), "Q")
@@ -128,7 +113,7 @@ def test_every_column_of_every_date_equals_its_single_date_run(universe: Univers
             expected = history_row(fund, str(rubric["version"]))
             got = day.loc[fund.fund_code]
             for col in COLUMNS[2:]:
-                assert _same(_value(got[col]), expected[col]), (single.as_of, fund.fund_code, col)
+                assert same(cell(got[col]), expected[col]), (single.as_of, fund.fund_code, col)
                 if col.startswith("sharpe_") and expected[col] is not None:
                     windows_with_values.add(col)
             seen["status"].add(fund.status)
@@ -188,7 +173,7 @@ def _assert_equals_single_dates(
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
             for col in COLUMNS[2:]:
-                assert _same(_value(day.loc[fund.fund_code, col]), expected[col]), (
+                assert same(cell(day.loc[fund.fund_code, col]), expected[col]), (
                     single.as_of,
                     fund.fund_code,
                     col,
@@ -206,7 +191,7 @@ def _close(a: object, b: object, where: str) -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _close(x, y, f"{where}[{i}]")
     else:
-        assert _same(_value(a), _value(b)), (where, a, b)
+        assert same(cell(a), cell(b)), (where, a, b)
 
 
 @pytest.mark.parametrize("last", ["2022-09", "2024-12"])
