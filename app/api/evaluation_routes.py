@@ -44,13 +44,22 @@ def add_evaluation_routes(app: FastAPI, caller: Any, db: Any, errors: dict, json
         request: Request,
         who: caller,
         data: Annotated[UploadFile, File(description="NAV file: CSV (utf-8/cp949), XLSX or XLS.")],
-        meta: Annotated[UploadFile | None, File(description="Fund metadata (optional).")] = None,
-        benchmark: Annotated[UploadFile | None, File(description="Benchmark levels (optional).")] = None,
-        as_of: Annotated[str | None, Form(max_length=10, description="YYYY-MM-DD (default: last date).")] = None,
+        # optional parts are typed without null: a multipart form has no null, only an absent part
+        meta: Annotated[UploadFile, File(description="Fund metadata (optional).")] = None,  # type: ignore[assignment]
+        benchmark: Annotated[UploadFile, File(description="Benchmark levels (optional).")] = None,  # type: ignore[assignment]
+        as_of: Annotated[str, Form(max_length=10, json_schema_extra={"format": "date"},  # noqa: RUF013
+                                   description="YYYY-MM-DD (default: the data's last date).")] = None,
     ) -> Response:
         """Start an evaluation of the uploaded files as a background job; poll ``/api/v1/jobs/{id}``."""
         if not who.admin:
             raise HTTPException(403, "only admin keys may start evaluations")
+        form = await request.form()  # FastAPI reads an empty field as absent and a text part as a file
+        sent = form.get("as_of")
+        if sent is not None and not str(sent).strip():
+            return json({"error": "invalid_request", "detail": "as_of: 비어 있습니다 (YYYY-MM-DD, 또는 빼세요)"}, 422)
+        not_files = [role for role in ("data", "meta", "benchmark") if isinstance(form.get(role), str)]
+        if not_files:
+            return json({"error": "invalid_request", "detail": f"{', '.join(not_files)}: 파일이 아닙니다"}, 422)
         try:
             staged = await stage_uploads({"data": data, "meta": meta, "benchmark": benchmark}, as_of,
                                          int(settings.upload_max_mb * (1 << 20)))

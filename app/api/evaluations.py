@@ -23,7 +23,7 @@ from starlette.datastructures import UploadFile
 from evaluator.app.storage import jobs
 
 log = logging.getLogger("evaluator.jobs")
-ALLOWED_SUFFIXES = (".csv", ".xlsx", ".xls")
+ALLOWED_SUFFIXES = (".csv", ".xlsx", ".xls")  # other names are read by content (see _suffix)
 ROLES = ("data", "meta", "benchmark")
 CHUNK = 1 << 20
 
@@ -44,6 +44,16 @@ class Staged:
     params: dict[str, Any]
 
 
+def _suffix(filename: str, head: bytes) -> str:
+    """The loader picks its reader by suffix: keep a known one, else tell Excel from text by its magic."""
+    suffix = Path(filename).suffix.lower()
+    if suffix in ALLOWED_SUFFIXES:
+        return suffix
+    if head.startswith(b"PK\x03\x04"):
+        return ".xlsx"
+    return ".xls" if head.startswith(b"\xd0\xcf\x11\xe0") else ".csv"
+
+
 def parse_as_of(text: str | None) -> str | None:
     """An optional as-of date written YYYY-MM-DD (a calendar date), else :class:`UploadError`."""
     text = (text or "").strip()
@@ -58,8 +68,12 @@ def parse_as_of(text: str | None) -> str | None:
 
 
 async def stage_uploads(files: dict[str, UploadFile | None], as_of: str | None, max_bytes: int) -> Staged:
-    """Copy the uploads into a new private folder, refusing any over ``max_bytes`` or of another kind."""
-    if files.get("data") is None or not getattr(files["data"], "filename", ""):
+    """Copy the uploads into a new private folder, refusing any over ``max_bytes``.
+
+    A form's empty file input (no name, no bytes) counts as absent; any other file goes to the job, whose
+    loader says clearly what is wrong with it."""
+    files = {role: f for role, f in files.items() if f is not None and (f.filename or (f.size or 0) > 0)}
+    if files.get("data") is None:
         raise UploadError("NAV 파일(data)이 필요합니다")
     day = parse_as_of(as_of)
     folder = Path(tempfile.mkdtemp(prefix="evaluator-upload-"))
@@ -68,23 +82,20 @@ async def stage_uploads(files: dict[str, UploadFile | None], as_of: str | None, 
     try:
         for role in ROLES:
             upload = files.get(role)
-            if upload is None or not upload.filename:
+            if upload is None:
                 continue
-            suffix = Path(upload.filename).suffix.lower()
-            if suffix not in ALLOWED_SUFFIXES:
-                raise UploadError(f"{role}: {suffix or '확장자 없음'} 파일은 받지 않습니다 (CSV, XLSX, XLS)")
-            target = folder / f"{role}{suffix}"  # our own name: nothing from the client reaches the path
-            size = 0
+            target = folder / role  # our own name: nothing from the client reaches the path
+            size, head = 0, b""
             with target.open("wb") as out:
                 while chunk := await upload.read(CHUNK):
+                    head = head or chunk[:8]
                     size += len(chunk)
                     if size > max_bytes:
                         raise UploadError(f"{role}: 파일이 {max_bytes // (1 << 20)} MiB 제한보다 큽니다", 413)
                     out.write(chunk)
-            if size == 0:
-                raise UploadError(f"{role}: 빈 파일입니다")
+            target = target.rename(folder / f"{role}{_suffix(upload.filename or '', head)}")
             staged[role] = target
-            sizes[role] = {"name": upload.filename[:200], "bytes": size}
+            sizes[role] = {"name": (upload.filename or role)[:200], "bytes": size}
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
