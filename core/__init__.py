@@ -1,0 +1,1 @@
+"""Shared core: language-level helpers every pack may use (packs never import one another)."""
