@@ -7,7 +7,8 @@ correctness reward reads the strict answer), the strict and the flexible reading
 Completions: every real GSM8K test reference solution (``../shared/data/gsm8k`` or ``EVALUATOR_GSM8K_DIR``,
 read in place) written in each of the three styles, plus seeded synthetic completions in English and Korean
 (digits, Korean unit notation such as ``7만 2천 원``, hedges, two values, long reasoning). The figure is the
-best of ``--repeats`` passes, so a busy machine inflates it less. Lines before the last say how many of each
+best of ``--repeats`` passes in CPU seconds of this process (``time.process_time``): on a shared machine the
+wall time mostly measures the other jobs; both are printed. Lines before the last say how many of each
 group were graded right (a check that the workload means what it says).
 """
 
@@ -111,18 +112,22 @@ def main() -> None:
     args = parser.parse_args()
     pack = get_pack("gsm8k")
     work = real_completions(args.limit) + synthetic_completions(args.synthetic)
-    best, verdicts = float("inf"), []
+    best, best_wall, verdicts = float("inf"), float("inf"), []
     for _ in range(args.repeats):
-        started = time.perf_counter()
+        started, started_wall = time.process_time(), time.perf_counter()
         verdicts = [
             pack.grade(text, {"answer": gold}, style=style, extract="flexible")
             for _, style, text, gold in work
         ]
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
+        best_wall = min(best_wall, time.perf_counter() - started_wall)
     for group in ("real", "digits", "korean", "refused"):
         graded = [v.correct for (g, _, _, _), v in zip(work, verdicts, strict=True) if g == group]
         print(f"{group:8s} completions={len(graded):5d} graded_right={sum(graded)}")
-    print(f"gsm8k_grader completions={len(work)} seconds={best:.2f} per_second={len(work) / best:.0f}")
+    print(
+        f"gsm8k_grader completions={len(work)} wall_seconds={best_wall:.2f} "
+        f"cpu_seconds={best:.2f} per_second={len(work) / best:.0f}"
+    )
 
 
 if __name__ == "__main__":
