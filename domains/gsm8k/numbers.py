@@ -5,8 +5,8 @@ GSM8K answers are numbers, so grading is numeric: ``$1,234.50``, ``1234.5``, ``\
 ``17-18``, ``[17, 18]``) has no single answer and reads as ``None`` — that is what keeps a model from
 hedging its way to a reward. Korean notation is read by :mod:`evaluator.core.korean_numbers`: ``7만 2천``,
 ``3억 5천만``, ``7.2만`` are numbers, ``72,000원 (7만 2천 원)`` is one; a Korean hedge (``약 7만``) or a unit
-that cannot be read (``12천``) is no answer. Plain numbers are compared exactly as fractions (fast); math-verify is only
-asked about leftover LaTeX it is built for (``\\sqrt{16}``, ``2^{3}``).
+that cannot be read (``12천``) is no answer. Plain numbers are compared exactly as fractions (fast);
+math-verify is only asked about leftover LaTeX it is built for (``\\sqrt{16}``, ``2^{3}``).
 """
 
 from __future__ import annotations
