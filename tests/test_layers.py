@@ -134,7 +134,8 @@ def test_methodology_names_no_pack_in_code() -> None:
     must not do is refer to the pack (its name, module or folder)."""
     hits = [
         f"{path.relative_to(REPO)}:{line}: {text[:60]}"
-        for path in python_files("methodology")
+        for top in ("methodology", "core")
+        for path in python_files(top)
         for line, text in code_tokens(path)
         if names_a_pack(text)
     ]
