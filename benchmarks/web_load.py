@@ -150,7 +150,7 @@ def run(base: str, url: str, root: Path, clients: list[tuple[str, list[str]]], s
     t0 = time.monotonic()
     asyncio.run(main())
     elapsed = time.monotonic() - t0
-    written = (writer.communicate(timeout=900)[0] or "").split()
+    written = ((writer.communicate(timeout=900)[0] or "").strip().splitlines() or ["? ?"])[-1].split()
     print(f"soak: the later 15,000-fund batch stored in {written[0]} s (exit {written[1]}) during the load", flush=True)
     parts, total = [], 0
     for name, _ in MIX:
