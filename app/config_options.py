@@ -145,3 +145,40 @@ def config_command(
     command.__annotations__ = {p.name: p.annotation for p in params}
     command.__doc__ = doc
     return command
+
+
+def with_metric_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` plus every registered pack's metric options as flags (``--bertscore-model`` …).
+
+    The options come from the packs' own ``cli`` modules, so a generic command names no pack's metric; the
+    values reach ``func`` as one ``metric_options`` mapping, which the chosen pack checks (another pack's
+    option is refused by name).
+    """
+    import functools
+    import typing
+
+    from evaluator.domains.registry import pack_cli_modules
+
+    declared = {o.name: o for module in pack_cli_modules() for o in getattr(module, "METRIC_OPTIONS", ())}
+    hints = typing.get_type_hints(func)
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in inspect.signature(func).parameters.values()
+        if p.name != "metric_options"
+    ]
+    params += [
+        inspect.Parameter(
+            o.name, inspect.Parameter.KEYWORD_ONLY, default=typer.Option(None, o.flag, help=o.help),
+            annotation=o.kind | None,
+        )
+        for o in declared.values()
+    ]  # fmt: skip
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> Any:
+        metric = {name: kwargs.pop(name) for name in declared}
+        return func(**kwargs, metric_options=metric)
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command
