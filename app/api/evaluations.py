@@ -107,7 +107,7 @@ def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
     import pandas as pd
 
     from evaluator.app.storage.batches import store_folder
-    from evaluator.app.storage.provenance import provenance
+    from evaluator.core.provenance import provenance
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.engine.evaluate import evaluate_loaded
     from evaluator.domains.fund.reports.batch import write_reports
