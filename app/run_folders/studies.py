@@ -1,0 +1,128 @@
+"""Comparison and experiment pages as plain data: paired differences, items gained and lost, arms side by side.
+
+Experiments (``results.json``) are read as far as their shape is present: a missing ``mean``, ``ci``,
+``cost`` or ``comparisons`` leaves its column empty and is named, never guessed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.app.run_folders.classify import Entry
+from evaluator.app.run_folders.documents import dict_or_error
+
+COST_COLUMNS = ("seconds", "steps", "seconds_per_step", "peak_memory_mib", "judge_calls", "judge_tokens",
+                "judge_bytes_sent", "failures")
+SHOWN_ITEMS = 200
+
+
+def comparison(viewer: Any, entry: Entry) -> dict[str, Any]:
+    doc, problems = dict_or_error(viewer.docs.read(entry.path), entry.path.name)
+    problems = list(dict.fromkeys(problems + entry.problems))
+    results = doc.get("results") if isinstance(doc.get("results"), dict) else {}
+    modes = []
+    for mode in ("strict", "flexible"):
+        r = results.get(mode)
+        if not isinstance(r, dict):
+            if doc:
+                problems.append(f"the comparison has no {mode} result")
+            continue
+        modes.append({
+            "mode": mode, "a": r.get("accuracy_a"), "b": r.get("accuracy_b"), "delta": r.get("delta"),
+            "ci": _pair(r.get("ci95")), "p": r.get("mcnemar_p"), "n_gained": r.get("n_gained"),
+            "n_lost": r.get("n_lost"), "both_correct": r.get("both_correct"), "both_wrong": r.get("both_wrong"),
+            "gained": _ids(r.get("gained")), "lost": _ids(r.get("lost")),
+        })
+    metrics = []
+    for name, r in (doc.get("metrics") or {}).items() if isinstance(doc.get("metrics"), dict) else []:
+        if isinstance(r, dict):
+            metrics.append({"name": name, **{k: r.get(k) for k in (
+                "a", "b", "delta", "n", "mcnemar_p", "n_better", "n_worse", "headline", "higher_is_better")},
+                "ci": _pair(r.get("ci95"))})
+    sides = {k: doc.get(k) if isinstance(doc.get(k), dict) else {} for k in ("a", "b")}
+    links = {k: _report_link(viewer, entry, sides[k]) for k in ("a", "b")}
+    return {"entry": entry, "doc": doc, "modes": modes, "metrics": metrics, "sides": sides, "links": links,
+            "warnings": [str(w) for w in doc.get("warnings") or []], "problems": problems,
+            "shown_items": SHOWN_ITEMS}
+
+
+def _report_link(viewer: Any, entry: Entry, side: dict[str, Any]) -> Entry | None:
+    """The evaluation entry whose adapter/model a side names, when one was scanned in the same folder tree."""
+    label = side.get("label")
+    if isinstance(label, str) and label:
+        found = viewer.catalog.entry_for_path(label, entry.path.parent)
+        if found is not None and found.kind == "evaluation":
+            return found
+    return None
+
+
+def experiment(viewer: Any, entry: Entry) -> dict[str, Any]:
+    doc, problems = dict_or_error(viewer.docs.read(entry.path / "results.json"), "results.json")
+    problems = list(dict.fromkeys(problems + entry.problems))
+    arms_doc = doc.get("arms") if isinstance(doc.get("arms"), list) else []
+    metric_names: list[str] = []
+    arms = []
+    for arm in arms_doc:
+        if not isinstance(arm, dict):
+            problems.append("an arm of results.json is not an object; skipped")
+            continue
+        mean = arm.get("mean") if isinstance(arm.get("mean"), dict) else {}
+        ci = arm.get("ci") if isinstance(arm.get("ci"), dict) else {}
+        seeds = []
+        for seed in arm.get("seeds") or []:
+            if not isinstance(seed, dict):
+                continue
+            metrics = seed.get("metrics") if isinstance(seed.get("metrics"), dict) else {}
+            cost = seed.get("cost") if isinstance(seed.get("cost"), dict) else {}
+            for name in list(metrics) + list(mean):
+                if name not in metric_names:
+                    metric_names.append(name)
+            run = seed.get("run_dir")
+            seeds.append({"seed": seed.get("seed"), "run_dir": run, "metrics": metrics, "cost": cost,
+                          "error": seed.get("error"), "status": seed.get("status"),
+                          "run": viewer.catalog.entry_for_path(run, entry.path) if isinstance(run, str) else None,
+                          "eval": _seed_eval(viewer, entry, seed)})
+        for name in mean:
+            if name not in metric_names:
+                metric_names.append(name)
+        arms.append({"name": arm.get("name"), "spec": arm.get("spec"), "mean": mean,
+                     "ci": {k: _pair(v) for k, v in ci.items()}, "seeds": seeds,
+                     "cost": _cost_means([s["cost"] for s in seeds])})
+    comparisons = [c for c in doc.get("comparisons") or [] if isinstance(c, dict)]
+    if doc and "comparisons" not in doc:
+        problems.append("results.json has no comparisons")
+    return {"entry": entry, "doc": doc, "arms": arms, "metric_names": metric_names,
+            "comparisons": comparisons, "cost_columns": COST_COLUMNS, "problems": problems,
+            "correction": doc.get("correction") or doc.get("comparison_correction"),
+            "notes": [str(n) for n in doc.get("notes") or [] if n] if isinstance(doc.get("notes"), list) else []}
+
+
+def _seed_eval(viewer: Any, entry: Entry, seed: dict[str, Any]) -> Entry | None:
+    for key in ("eval_dir", "report", "report_dir"):
+        value = seed.get(key)
+        if isinstance(value, str) and value:
+            found = viewer.catalog.entry_for_path(value, entry.path)
+            if found is not None:
+                return found
+    return None
+
+
+def _cost_means(costs: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Each cost column's mean over the seeds that report it (sums for counts would hide seed numbers)."""
+    out: dict[str, float | None] = {}
+    for col in COST_COLUMNS:
+        vals = [c[col] for c in costs if isinstance(c.get(col), (int, float)) and not isinstance(c.get(col), bool)]
+        out[col] = sum(vals) / len(vals) if vals else None
+    return out
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return float(value[0]), float(value[1])
+    if isinstance(value, dict) and isinstance(value.get("low"), (int, float)) and isinstance(value.get("high"), (int, float)):
+        return float(value["low"]), float(value["high"])
+    return None
+
+
+def _ids(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
