@@ -16,6 +16,9 @@ from schemathesis import GenerationMode
 from service_fixtures import Loaded, auth, client_for, db_url, loaded, pg_server, report_folders  # noqa: F401
 
 from evaluator.app.api.server import create_app
+from evaluator.app.api.settings import Settings
+
+NO_LIMIT = Settings(rate_per_minute=0)
 
 
 def _check(case, keys: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
@@ -35,7 +38,7 @@ def _check(case, keys: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_no_generated_request_gets_a_server_error(loaded: Loaded, mode: GenerationMode) -> None:
     """Valid and invalid requests for every operation, generated from the served OpenAPI document."""
-    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(engine=loaded.engine))
+    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(engine=loaded.engine, settings=NO_LIMIT))
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) == 6
     for operation in operations:
@@ -52,7 +55,7 @@ def test_no_generated_request_gets_a_server_error(loaded: Loaded, mode: Generati
 
 
 def test_the_schema_covers_every_endpoint(loaded: Loaded) -> None:
-    paths = set(create_app(engine=loaded.engine).openapi()["paths"])
+    paths = set(create_app(engine=loaded.engine, settings=NO_LIMIT).openapi()["paths"])
     assert paths == {
         "/healthz", "/api/v1/runs", "/api/v1/funds", "/api/v1/funds/{code}",
         "/api/v1/funds/{code}/history", "/api/v1/summary",
