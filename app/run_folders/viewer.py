@@ -136,8 +136,10 @@ class RunViewer:
         if got is None:
             return {"entry": entry, "page": None, "items": [], "rewards": [],
                     "problems": ["samples.jsonl is missing: the per-sample browser has nothing to show"]}
-        items = [{"line": r.line, "error": r.error, **(r.value if isinstance(r.value, dict) else {})}
-                 for r in got.rows]
+        items = []
+        for r in got.rows:
+            value = r.value if isinstance(r.value, dict) else {}
+            items.append({**value, "error_message": value.get("error"), "line": r.line, "error": r.error})
         idx = self.indexes.get(path)
         return {"entry": entry, "page": got, "items": items, "problems": got.problems,
                 "rewards": reward_names(idx) if idx is not None else []}
