@@ -1,0 +1,201 @@
+"""The run viewer's data layer: scanning, line-indexed pages, corrupted and half-written folders, safe names."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from run_folder_fixtures import (
+    make_comparison,
+    make_evaluation,
+    make_experiment,
+    make_training_run,
+    write_lines,
+)
+
+from evaluator.app.run_folders import studies
+from evaluator.app.run_folders.jsonl import IndexCache, last_row
+from evaluator.app.run_folders.metrics import MetricsCache, thin
+from evaluator.app.run_folders.samples import Filter, read_page
+from evaluator.app.run_folders.viewer import RunViewer
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "lab"
+    make_training_run(root / "grpo" / "r1", steps=12, eval_every=4)
+    make_evaluation(root / "eval-base", [True, False, False, True, False, False])
+    make_evaluation(root / "eval-after", [True, True, False, False, True, False])
+    make_comparison(root / "eval-base", root / "eval-after", root / "compare.json")
+    make_experiment(root / "exp1", {"rules": root / "grpo" / "r1", "judge": root / "grpo" / "r1"})
+    return root
+
+
+def test_scan_finds_every_kind_and_reads_without_writing(tree: Path) -> None:
+    before = _snapshot(tree)
+    viewer = RunViewer([tree])
+    entries = {e.key: e for e in viewer.catalog.scan()}
+    assert {k: e.kind for k, e in entries.items()} == {
+        "lab/grpo/r1": "training", "lab/eval-base": "evaluation", "lab/eval-after": "evaluation",
+        "lab/compare.json": "comparison", "lab/exp1": "experiment"}
+    run = entries["lab/grpo/r1"]
+    assert (run.domain, run.model, run.steps, run.best) == ("gsm8k", "tiny", 12, 1.0)
+    assert entries["lab/eval-after"].facts["headline_value"] == pytest.approx(3 / 6)
+    assert entries["lab/compare.json"].facts["delta"] == pytest.approx(1 / 6)
+    for entry in entries.values():
+        assert entry.problems == [], entry
+    data = viewer.training(run)
+    keys = {t["name"] for c in data["charts"] for t in c["traces"]}
+    assert {"reward", "rewards/correctness/mean", "eval/accuracy", "completions/mean_length"} <= keys
+    held = next(t for c in data["charts"] for t in c["traces"] if t["name"] == "eval/accuracy")
+    assert held["x"] == [4, 8, 12] and held["ci_low"] == pytest.approx([1 / 3 - 0.2, 2 / 3 - 0.2, 0.8])
+    assert data["best"]["step"] == 12 and data["completions"] == 48
+    viewer.completions(run, Filter(q="apples"), 1, 10)
+    viewer.eval_samples(entries["lab/eval-base"], Filter(correct="no"), 1, 10)
+    assert _snapshot(tree) == before  # nothing written, nothing touched
+
+
+def test_completions_page_filter_search_and_judge(tree: Path) -> None:
+    viewer = RunViewer([tree])
+    run = viewer.catalog.get("lab", "grpo/r1")
+    assert run is not None
+    page = viewer.completions(run, Filter(), 2, 5)
+    assert page["page"].total == 48 and page["page"].pages == 10 and [i["line"] for i in page["items"]] == list(range(6, 11))
+    first = viewer.completions(run, Filter(), 1, 5)["items"][0]
+    assert first["rewards"]["correctness"] == 0.0 and first["extracted"] is not None
+    assert first["explanation"].startswith("판정 0") and first["judge_score"] == 4
+    assert viewer.completions(run, Filter(), 3, 5)["items"][0]["explanation"] is None  # line 11: not judged
+    rows = [json.loads(x) for x in (run.path / "completions.jsonl").read_text().splitlines()]
+    correct = [r for r in rows if r["rewards"]["correctness"] >= 1]
+    got = viewer.completions(run, Filter(reward="correctness", low=1.0), 1, 200)
+    assert got["page"].total == len(correct) == 24
+    assert [i["completion"] for i in got["items"]] == [r["completion"] for r in correct]
+    some = rows[17]["prompt"].split("(")[1].rstrip(")")  # "step 5 #1"
+    found = viewer.completions(run, Filter(q=some.upper()), 1, 10)
+    assert [i["prompt"] for i in found["items"]] == [rows[17]["prompt"]]
+    assert viewer.completions(run, Filter(q="no such text"), 1, 10)["page"].total == 0
+
+
+def test_eval_samples_correct_and_incorrect(tree: Path) -> None:
+    viewer = RunViewer([tree])
+    entry = viewer.catalog.get("lab", "eval-after")
+    assert entry is not None
+    ok = viewer.eval_samples(entry, Filter(correct="yes"), 1, 50)
+    bad = viewer.eval_samples(entry, Filter(correct="no"), 1, 50)
+    assert [i["id"] for i in ok["items"]] == ["item-000", "item-001", "item-004"]
+    assert [i["id"] for i in bad["items"]] == ["item-002", "item-003", "item-005"]
+    data = viewer.evaluation(entry)
+    names = [m["name"] for m in data["metrics"]]
+    assert "accuracy" in names and "accuracy (strict extraction)" in names
+    assert all(m["ci"] is not None for m in data["metrics"])
+
+
+def test_comparison_and_experiment_pages(tree: Path) -> None:
+    viewer = RunViewer([tree])
+    viewer.catalog.scan()
+    comp = studies.comparison(viewer, viewer.catalog.get("lab", "compare.json"))
+    strict = comp["modes"][0]
+    assert strict["gained"] == ["item-001", "item-004"] and strict["lost"] == ["item-003"]
+    assert comp["links"]["a"].rel == "eval-base" and comp["links"]["b"].rel == "eval-after"
+    exp = studies.experiment(viewer, viewer.catalog.get("lab", "exp1"))
+    assert [a["name"] for a in exp["arms"]] == ["rules", "judge"] and exp["metric_names"] == ["accuracy"]
+    assert exp["arms"][1]["cost"]["judge_bytes_sent"] == 4096 and exp["arms"][0]["ci"]["accuracy"] == (0.4, 0.6)
+    assert exp["arms"][0]["seeds"][0]["run"].rel == "grpo/r1" and exp["problems"] == []
+
+
+def test_corrupted_and_half_written_folders_are_shown_with_what_is_missing(tmp_path: Path) -> None:
+    root = tmp_path / "bad"
+    run = make_training_run(root / "cut", steps=6, eval_every=3, judge=False)
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"step": 7, "loss": 0.1, "rew')  # the trainer died mid-line
+    lines = (run / "completions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2][:40] + "\n"  # a truncated line in the middle
+    (run / "completions.jsonl").write_text("".join(lines), encoding="utf-8")
+    (run / "best_adapter" / "best.json").write_text('{"metric": "eval/acc', encoding="utf-8")
+    bare = root / "no-metrics"
+    bare.mkdir(parents=True)
+    (bare / "run_config.yaml").write_text("domain: [unclosed\n", encoding="utf-8")
+    ev = make_evaluation(root / "ev", [True, False])
+    (ev / "report.json").write_text((ev / "report.json").read_text()[:500], encoding="utf-8")
+    lonely = root / "samples-only"
+    lonely.mkdir()
+    write_lines(lonely / "samples.jsonl", [{"id": "x", "correct": True}])
+    (root / "exp").mkdir()
+    (root / "exp" / "results.json").write_text("[]", encoding="utf-8")
+
+    viewer = RunViewer([root])
+    entries = {e.rel: e for e in viewer.catalog.scan()}
+    assert set(entries) == {"cut", "no-metrics", "ev", "samples-only", "exp"}
+    assert any("best.json is not valid JSON" in p for p in entries["cut"].problems)
+    assert entries["cut"].steps == 6  # the last complete metrics line
+    assert any("run_config.yaml is not valid YAML" in p for p in entries["no-metrics"].problems)
+    assert any("metrics.jsonl is missing" in p for p in entries["no-metrics"].problems)
+    assert any("report.json is not valid JSON" in p for p in entries["ev"].problems)
+    assert any("report.json is missing" in p for p in entries["samples-only"].problems)
+    assert any("not a JSON/YAML object" in p for p in entries["exp"].problems)
+
+    data = viewer.training(entries["cut"])
+    assert any("metrics.jsonl: the last line is incomplete" in p for p in data["problems"])
+    assert any("run_summary.json is missing" in p for p in data["problems"])
+    page = viewer.completions(entries["cut"], Filter(), 1, 5)
+    assert page["items"][2]["error"] == "line 3 is not valid JSON (Unterminated string starting at)"
+    assert page["items"][3]["completion"] and any("could not be read" in p for p in page["problems"])
+    assert viewer.evaluation(entries["ev"])["metrics"] == []
+    assert viewer.evaluation(entries["samples-only"])["problems"]
+    assert studies.experiment(viewer, entries["exp"])["arms"] == []
+    no_comp = viewer.completions(entries["no-metrics"], Filter(), 1, 5)
+    assert no_comp["page"] is None and "completions.jsonl is missing" in no_comp["problems"][0]
+
+
+def test_names_cannot_escape_the_roots(tmp_path: Path) -> None:
+    root = tmp_path / "lab"
+    make_evaluation(root / "ev", [True])
+    outside = make_evaluation(tmp_path / "secret", [True])
+    os.symlink(outside, root / "link")
+    viewer = RunViewer([root])
+    viewer.catalog.scan()
+    assert viewer.catalog.get("lab", "ev") is not None
+    for rel in ("../secret", "ev/../../secret", "/etc", "link", "ev/./", "", "ev\\..", "..", "ev/\x00"):
+        assert viewer.catalog.get("lab", rel) is None, rel
+    assert viewer.catalog.get("other", "ev") is None
+    assert "lab/link" not in viewer.catalog.entries  # symlinked folders are not followed by the scan
+
+
+def test_index_grows_with_the_file_and_reindexes_a_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write_lines(path, [{"n": i} for i in range(10)])
+    cache = IndexCache()
+    idx = cache.get(path)
+    assert idx is not None and len(idx) == 10
+    with open(path, "a") as fh:
+        fh.write('{"n": 10}\n\n{"n": 11}\n{"n": 1')
+    grown = cache.get(path)
+    assert grown is not None and len(grown) == 12 and grown.partial_bytes == len('{"n": 1')
+    assert [r.value["n"] for r in grown.read(9, 5)] == [9, 10, 11] and grown.read(11, 1)[0].line == 13
+    assert len(idx) == 10  # a reader holding the old index is not disturbed
+    path.write_text('{"n": "new"}\n', encoding="utf-8")
+    again = cache.get(path)
+    assert again is not None and len(again) == 1 and again.read(0, 1)[0].value == {"n": "new"}
+    assert last_row(path) == {"n": "new"}
+    page = read_page(cache, path, Filter(), 5, 10)
+    assert page is not None and page.page == 1 and page.total == 1
+
+
+def test_metrics_extend_incrementally(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    write_lines(path, [{"step": i, "reward": float(i)} for i in range(1, 4)])
+    cache = MetricsCache(IndexCache())
+    first = cache.get(path)
+    assert first is not None and first.series["reward"].values == [1.0, 2.0, 3.0]
+    write_lines(path, [{"step": 4, "reward": None, "eval/accuracy": 0.5}, {"nostep": 1}])
+    table = cache.get(path)
+    assert table is not None and table.series["reward"].values == [1.0, 2.0, 3.0, None]
+    assert table.best("eval/accuracy") == (0.5, 4) and len(table.bad_lines) == 1
+    steps, values, stride = thin(table.series["reward"], limit=2)
+    assert stride == 2 and steps == [1, 3, 4] and values == [1.0, 3.0, None]
