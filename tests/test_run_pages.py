@@ -1,0 +1,137 @@
+"""The run viewer's pages over HTTP: admin only, stable names, corrupted folders shown (never a 500)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from run_folder_fixtures import (
+    make_comparison,
+    make_evaluation,
+    make_experiment,
+    make_training_run,
+    write_lines,
+)
+
+
+def build_tree(root: Path) -> Path:
+    make_training_run(root / "grpo" / "r1", steps=12, eval_every=4)
+    make_evaluation(root / "eval-base", [True, False, False, True, False, False])
+    make_evaluation(root / "eval-after", [True, True, False, False, True, False])
+    make_comparison(root / "eval-base", root / "eval-after", root / "compare.json")
+    make_experiment(root / "exp1", {"rules": root / "grpo" / "r1", "judge": root / "grpo" / "r1"})
+    broken = make_training_run(root / "broken", steps=3, eval_every=0, judge=False)
+    with open(broken / "completions.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"step": 4, "prompt": "cut')
+    (broken / "run_config.yaml").unlink()
+    (root / "half-eval").mkdir()
+    write_lines(root / "half-eval" / "samples.jsonl", [{"id": "a"}])
+    (root / "half-eval" / "report.json").write_text('{"schema_version": 2, "kind": "evalu', encoding="utf-8")
+    return root
+
+
+def web_app(root: Path, db: Path):  # type: ignore[no-untyped-def]
+    """The web app with the run viewer over ``root``; keys: an admin and a client."""
+    from evaluator.app.api.settings import Settings
+    from evaluator.app.storage.apikeys import create_key
+    from evaluator.app.storage.database import open_database
+    from evaluator.app.web.app import create_web_app
+    from evaluator.app.web.extensions import Extensions
+    from evaluator.app.web.run_pages import runs_page_set
+
+    engine = open_database(f"sqlite:///{db}", migrate=True)
+    _, admin = create_key(engine, client="lab", companies=[], funds=[], admin=True, expires_on=None)
+    _, client = create_key(engine, client="가람", companies=["가람자산운용"], funds=[], admin=False, expires_on=None)
+    app = create_web_app(engine=engine, settings=Settings(rate_per_minute=0),
+                         extensions=Extensions(page_sets=[runs_page_set([root])]))
+    return app, {"admin": admin, "client": client}
+
+
+def signed_in(app, key: str):  # type: ignore[no-untyped-def]
+    from fastapi.testclient import TestClient
+
+    client = TestClient(app, raise_server_exceptions=False)
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert token is not None
+    assert client.post("/login", data={"key": key, "csrf": token.group(1)}, follow_redirects=False).status_code == 303
+    return client
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    base = tmp_path_factory.mktemp("runpages")
+    app, keys = web_app(build_tree(base / "lab"), base / "e.db")
+    return signed_in(app, keys["admin"]), signed_in(app, keys["client"])
+
+
+def test_admin_sees_every_run_and_each_page_answers(site) -> None:  # type: ignore[no-untyped-def]
+    admin, _ = site
+    page = admin.get("/runs")
+    assert page.status_code == 200 and 'href="/runs"' in page.text
+    links = sorted(set(re.findall(r'href="(/runs/view/[^"]+)"', page.text)))
+    assert links == ["/runs/view/lab/broken", "/runs/view/lab/compare.json", "/runs/view/lab/eval-after",
+                     "/runs/view/lab/eval-base", "/runs/view/lab/exp1", "/runs/view/lab/grpo/r1",
+                     "/runs/view/lab/half-eval"]
+    for link in links:
+        got = admin.get(link)
+        assert got.status_code == 200, (link, got.text[-500:])
+        for sub in set(re.findall(r'href="(/runs/(?:samples|view)/[^"]+)"', got.text)):
+            assert admin.get(sub.replace("&amp;", "&")).status_code == 200, sub
+    run = admin.get("/runs/view/lab/grpo/r1").text
+    assert "step 12 · eval/accuracy 1" in run and run.count('data-chart="chart-') == 5
+    exp = admin.get("/runs/view/lab/exp1").text
+    assert 'href="/runs/view/lab/grpo/r1"' in exp and "judge_bytes_sent" in exp and "Holm" in exp
+
+
+def test_corrupted_runs_are_pages_that_name_what_is_missing(site) -> None:  # type: ignore[no-untyped-def]
+    admin, _ = site
+    broken = admin.get("/runs/view/lab/broken")
+    assert broken.status_code == 200 and "run_config.yaml is missing" in broken.text
+    samples = admin.get("/runs/samples/lab/broken")
+    assert samples.status_code == 200 and "the last line is incomplete" in samples.text
+    half = admin.get("/runs/view/lab/half-eval")
+    assert half.status_code == 200 and "report.json is not valid JSON" in half.text
+
+
+def test_filters_and_paging_over_http(site) -> None:  # type: ignore[no-untyped-def]
+    admin, _ = site
+    page = admin.get("/runs/samples/lab/grpo/r1", params={"reward": "correctness", "low": 1, "size": 5, "page": 2})
+    assert page.status_code == 200 and "24개 (전체 48개 중)" in page.text and "2 / 5쪽" in page.text
+    assert 'data-reward="correctness">2<' in page.text and 'data-reward="correctness">0<' not in page.text
+    wrong = admin.get("/runs/samples/lab/eval-after", params={"correct": "no"})
+    assert re.findall(r"item-\d{3}", wrong.text) == ["item-002", "item-003", "item-005"]
+    assert admin.get("/runs/samples/lab/grpo/r1", params={"correct": "maybe"}).status_code == 422
+
+
+def test_names_outside_the_roots_and_unknown_runs_are_404(site) -> None:  # type: ignore[no-untyped-def]
+    admin, _ = site
+    for url in ("/runs/view/lab/../../etc/passwd", "/runs/view/lab/%2e%2e/%2e%2e/etc", "/runs/view/lab/nope",
+                "/runs/view/other/grpo/r1", "/runs/samples/lab/compare.json", "/runs/view/lab/grpo/r1/best_adapter"):
+        assert admin.get(url).status_code == 404, url
+
+
+def test_a_client_key_gets_no_run_pages(site) -> None:  # type: ignore[no-untyped-def]
+    _, client = site
+    home = client.get("/")
+    assert home.status_code == 200 and "/runs" not in home.text
+    for url in ("/runs", "/runs/view/lab/grpo/r1", "/runs/samples/lab/grpo/r1", "/runs/view/lab/exp1"):
+        got = client.get(url)
+        assert got.status_code == 404 and "grpo" not in got.text, url
+    assert client.post("/runs/rescan", data={"csrf": "x"}).status_code in (403, 404)
+
+
+def test_rescan_needs_the_form_token_and_finds_new_runs(tmp_path: Path) -> None:
+    root = tmp_path / "lab"
+    make_evaluation(root / "first", [True])
+    app, keys = web_app(root, tmp_path / "e.db")
+    admin = signed_in(app, keys["admin"])
+    page = admin.get("/runs").text
+    assert "lab/first" in page and "lab/second" not in page
+    make_evaluation(root / "second", [False])
+    assert admin.post("/runs/rescan", data={"csrf": "wrong"}).status_code == 403
+    token = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert token is not None
+    done = admin.post("/runs/rescan", data={"csrf": token.group(1)}, follow_redirects=False)
+    assert done.status_code == 303 and "lab/second" in admin.get("/runs").text
