@@ -29,12 +29,13 @@ def metrics_row(step: int, rng: random.Random) -> dict[str, Any]:
     return row
 
 
-def completion_row(step: int, k: int, rng: random.Random) -> dict[str, Any]:
+def completion_row(step: int, k: int, rng: random.Random, filler: int = 0) -> dict[str, Any]:
     answer = 10 + (step * 7 + k) % 90
+    work = " ".join(f"step {i}: {answer - 3} plus 3 is {answer}." for i in range(filler // 28))
     return {
         "step": step,
         "prompt": f"Tom has {answer - 3} apples and buys 3 more. How many apples does Tom have? (step {step} #{k})",
-        "completion": f"<reasoning>{answer - 3} + 3 = {answer}</reasoning>\n<answer>\n{answer}\n</answer>",
+        "completion": f"<reasoning>{work}{answer - 3} + 3 = {answer}</reasoning>\n<answer>\n{answer}\n</answer>",
         "rewards": {name: round(rng.random(), 3) if name != "correctness" else float(2 * (k % 2)) for name in REWARDS},
         "advantage": round(rng.uniform(-1, 1), 4),
     }
@@ -46,7 +47,11 @@ def write_lines(path: Path, rows: list[Any]) -> None:
 
 
 def make_training_run(folder: Path, *, steps: int = 20, per_step: int = 4, eval_every: int = 5,
-                      judge: bool = True, seed: int = 0) -> Path:
+                      judge: bool = True, seed: int = 0, filler: int = 0) -> Path:
+    """A GRPO run folder: ``steps`` metrics rows (and held-out rows), ``per_step`` completions a step.
+
+    ``filler`` adds about that many characters of reasoning to each completion (realistic file sizes).
+    """
     from evaluator.methodology.outputs import atomic_write_json
     from evaluator.training.config import TrainConfig, save_config
 
@@ -64,7 +69,7 @@ def make_training_run(folder: Path, *, steps: int = 20, per_step: int = 4, eval_
             metrics.append({"step": step, "epoch": 0, "time": 1.7e9, "eval/accuracy": acc,
                             "eval/accuracy_ci_low": max(0.0, acc - 0.2), "eval/accuracy_ci_high": min(1.0, acc + 0.1),
                             "eval/format_rate": 1.0, "eval/n": 8.0, "step_time": None})
-        completions += [completion_row(step, k, rng) for k in range(per_step)]
+        completions += [completion_row(step, k, rng, filler) for k in range(per_step)]
     write_lines(folder / "metrics.jsonl", metrics)
     write_lines(folder / "completions.jsonl", completions)
     best_step = steps - steps % eval_every if eval_every else steps

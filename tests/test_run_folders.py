@@ -199,3 +199,27 @@ def test_metrics_extend_incrementally(tmp_path: Path) -> None:
     assert table.best("eval/accuracy") == (0.5, 4) and len(table.bad_lines) == 1
     steps, values, stride = thin(table.series["reward"], limit=2)
     assert stride == 2 and steps == [1, 3, 4] and values == [1.0, 3.0, None]
+
+
+@pytest.mark.parametrize("block", [3, 7, 64, 1 << 22])
+def test_line_index_matches_a_plain_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Blank, space-led, long and unfinished lines, at every block size, against splitlines()."""
+    import random
+
+    from evaluator.app.run_folders import jsonl
+
+    monkeypatch.setattr(jsonl, "BLOCK", block)
+    rng = random.Random(block)
+    pieces = ['{"a": 1}', "", "   ", '  {"b": "x"}', "\t", '{"c": "' + "y" * 50 + '"}', "{broken", '{"한": "글"}']
+    text = "\n".join(rng.choice(pieces) for _ in range(300)) + '\n{"tail": '
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    idx = IndexCache().get(path)
+    assert idx is not None
+    lines = text.split("\n")
+    expected = [(n, ln) for n, ln in enumerate(lines[:-1], 1) if ln.strip()]
+    assert list(idx.lines) == [n for n, _ in expected]
+    assert [path.read_bytes()[s:e].decode() for s, e in zip(idx.starts, idx.ends, strict=True)] == [ln for _, ln in expected]
+    assert idx.partial_bytes == len(b'{"tail": ')
+    rows = list(idx.iter_rows(chunk=17))
+    assert [r.error is not None for r in rows] == [ln.strip().startswith("{broken") for _, ln in expected]

@@ -18,9 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 BLOCK = 1 << 22  # 4 MiB reads while indexing
 CACHE_FILES = 256
 CACHE_FILTERS = 64
+NEWLINE = 10
+SPACE_BYTES = np.frombuffer(b" \t\r\x0b\x0c", dtype=np.uint8)
 
 
 @dataclass
@@ -50,28 +54,40 @@ class JsonlIndex:
         return len(self.starts)
 
     def _extend(self, fh: Any, size: int) -> None:
+        """Index the complete lines from ``self.end`` to ``size`` (numpy finds the newlines of each block)."""
         fh.seek(self.end)
         pos, line, carry_start = self.end, self.next_line, self.end
         while pos < size:
             block = fh.read(min(BLOCK, size - pos))
             if not block:
                 break
-            find, i = block.find, 0
-            while True:
-                j = find(b"\n", i)
-                if j < 0:
-                    break
-                stop = pos + j
-                if block[i:j].strip() if carry_start >= pos else _nonblank(fh, carry_start, stop):
-                    self.starts.append(carry_start)
-                    self.ends.append(stop)
-                    self.lines.append(line)
-                line += 1
-                i = j + 1
-                carry_start = pos + i
+            newlines = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == NEWLINE)
+            if len(newlines):
+                stops = newlines + pos
+                starts = np.empty_like(stops)
+                starts[0] = carry_start
+                starts[1:] = stops[:-1] + 1
+                keep = self._nonblank(fh, block, pos, starts, stops)
+                self.starts.frombytes(starts[keep].astype(np.int64).tobytes())
+                self.ends.frombytes(stops[keep].astype(np.int64).tobytes())
+                numbers = np.arange(line, line + len(stops), dtype=np.int64)
+                self.lines.frombytes(numbers[keep].tobytes())
+                line += len(stops)
+                carry_start = int(stops[-1]) + 1
             pos += len(block)
         self.end, self.next_line = carry_start, line
         self.partial_bytes = size - carry_start
+
+    @staticmethod
+    def _nonblank(fh: Any, block: bytes, pos: int, starts: Any, stops: Any) -> Any:
+        """Which lines have content: a first byte that is not a space says so; the rest are checked whole."""
+        keep = stops > starts
+        inside = (starts >= pos) & keep
+        first = np.frombuffer(block, dtype=np.uint8)[np.where(inside, starts - pos, 0)]
+        unsure = np.flatnonzero(keep & (~inside | np.isin(first, SPACE_BYTES)))
+        for k in unsure:  # rare: a line starting with a space, or one that began in the previous block
+            keep[k] = _nonblank(fh, int(starts[k]), int(stops[k]))
+        return keep
 
     def read(self, first: int, count: int) -> list[Row]:
         """Rows ``first`` .. ``first + count - 1`` parsed (one read of the byte span they cover)."""
@@ -83,7 +99,7 @@ class JsonlIndex:
             blob = fh.read(self.ends[stop - 1] - self.starts[first])
         base = self.starts[first]
         return [
-            _parse(k, self.lines[k], blob[self.starts[k] - base : self.ends[k] - base]) for k in range(first, stop)
+            parse_row(k, self.lines[k], blob[self.starts[k] - base : self.ends[k] - base]) for k in range(first, stop)
         ]
 
     def iter_rows(self, chunk: int = 2000) -> Iterator[Row]:
@@ -108,7 +124,7 @@ def _nonblank(fh: Any, start: int, stop: int) -> bool:
     return bool(data.strip())
 
 
-def _parse(index: int, line: int, raw: bytes) -> Row:
+def parse_row(index: int, line: int, raw: bytes) -> Row:
     try:
         return Row(index, line, json.loads(raw))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
