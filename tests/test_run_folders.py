@@ -223,3 +223,43 @@ def test_line_index_matches_a_plain_reading(tmp_path: Path, monkeypatch: pytest.
     assert idx.partial_bytes == len(b'{"tail": ')
     rows = list(idx.iter_rows(chunk=17))
     assert [r.error is not None for r in rows] == [ln.strip().startswith("{broken") for _, ln in expected]
+
+
+def test_byte_level_shortcuts_agree_with_parsing_every_line(tmp_path: Path) -> None:
+    """Searches and reward ranges decided from raw bytes give exactly what parsing each line gives."""
+    import random
+
+    rng = random.Random(3)
+    texts = ["Tom has 3 apples", "KELVIN \u212a here", "İstanbul", "a/b path", "tab\there", "quote \" mark",
+             "한국어 답", "ctrl \x05 char", "back\\slash", "<answer>42</answer>", "rewards: {fake}"]
+    rows = []
+    for i in range(400):
+        text = " ".join(rng.sample(texts, 3))
+        rows.append({"step": i, "prompt": f"p{i} {text}", "completion": rng.choice(texts),
+                     "rewards": {"correctness": rng.choice([0.0, 1.0, 2.0, None]), "fmt": rng.random()},
+                     "advantage": 0.0})
+    path = tmp_path / "completions.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for n, row in enumerate(rows):  # three writers: plain UTF-8, ASCII escapes, escaped slashes
+            line = json.dumps(row, ensure_ascii=n % 3 == 1)
+            fh.write((line.replace("/", "\\/") if n % 3 == 2 else line) + "\n")
+    cache = IndexCache()
+    idx = cache.get(path)
+    assert idx is not None
+    filters = [Filter(q=q) for q in ("k", "KELVIN", "i", "a/b", "tom has", "42</", "answer", "zzz", "한국")]
+    filters += [Filter(reward="correctness", low=1.0), Filter(reward="correctness", high=0.5),
+                Filter(reward="fmt", low=0.3, high=0.6), Filter(reward="missing", low=0.0),
+                Filter(q="apples", reward="correctness", low=1.0)]
+    for n, flt in enumerate(filters):
+        fast = list(cache.matching(idx, ("fast", n), flt.keep, flt.quick))
+        slow = list(cache.matching(idx, ("slow", n), flt.keep))
+        assert fast == slow, flt
+        assert slow == [k for k, row in enumerate(rows) if _expected(flt, row)], flt
+
+
+def _expected(flt: Filter, row: dict) -> bool:
+    score = row["rewards"].get(flt.reward)
+    if flt.reward and (not isinstance(score, float) or (flt.low is not None and score < flt.low)
+                       or (flt.high is not None and score > flt.high)):
+        return False
+    return not flt.q or flt.q.lower() in f"{row['prompt']} {row['completion']}".lower()

@@ -102,6 +102,17 @@ class JsonlIndex:
             parse_row(k, self.lines[k], blob[self.starts[k] - base : self.ends[k] - base]) for k in range(first, stop)
         ]
 
+    def iter_raw(self, chunk: int = 2000) -> Iterator[tuple[int, bytes]]:
+        """(position, the line's bytes) for every row, reading ``chunk`` rows' span at a time."""
+        with open(self.path, "rb") as fh:
+            for first in range(0, len(self), chunk):
+                stop = min(len(self), first + chunk)
+                fh.seek(self.starts[first])
+                blob = fh.read(self.ends[stop - 1] - self.starts[first])
+                base = self.starts[first]
+                for k in range(first, stop):
+                    yield k, blob[self.starts[k] - base : self.ends[k] - base]
+
     def iter_rows(self, chunk: int = 2000) -> Iterator[Row]:
         for first in range(0, len(self), chunk):
             yield from self.read(first, chunk)
@@ -177,14 +188,24 @@ class IndexCache:
                 self._items.popitem(last=False)
         return fresh
 
-    def matching(self, idx: JsonlIndex, key: tuple, keep: Callable[[Row], bool]) -> array:
-        """Positions of the rows ``keep`` accepts, cached per file state and filter ``key``."""
+    def matching(self, idx: JsonlIndex, key: tuple, keep: Callable[[Row], bool],
+                 quick: Callable[[bytes], bool | None] | None = None) -> array:
+        """Positions of the rows ``keep`` accepts, cached per file state and filter ``key``.
+
+        ``quick`` may decide from a line's bytes without parsing it (True/False), or say None: parse it.
+        """
         full = (idx.path, idx.signature, key)
         with self._lock:
             hit = self._filters.get(full)
         if hit is not None:
             return hit
-        found = array("q", (row.index for row in idx.iter_rows() if keep(row)))
+        found = array("q")
+        for k, raw in idx.iter_raw():
+            verdict = quick(raw) if quick is not None else None
+            if verdict is None:
+                verdict = keep(parse_row(k, idx.lines[k], raw))
+            if verdict:
+                found.append(k)
         with self._lock:
             self._filters[full] = found
             while len(self._filters) > CACHE_FILTERS:

@@ -8,6 +8,7 @@ filter, so paging through the matches costs a page's lines each time.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from bisect import bisect_right
@@ -21,6 +22,13 @@ from evaluator.app.run_folders.jsonl import IndexCache, JsonlIndex, Row
 PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
 TAG = re.compile(rb"STUDENT RESPONSE ([0-9a-f]{12}) BEGIN")
+REWARDS_BYTES = re.compile(rb'"rewards":\s*(\{[^{}]*\})')
+PLAIN = re.compile(r"^[\x20-\x7e]*$")
+ODD_BYTES = re.compile(rb"\\u|\\/|\xc4\xb0|\xe2\x84\xaa")
+
+
+def _plain(text: str) -> bool:
+    return bool(PLAIN.match(text)) and '"' not in text and "\\" not in text
 
 
 @dataclass
@@ -37,25 +45,47 @@ class Filter:
         return bool(self.q or (self.reward and (self.low is not None or self.high is not None)) or self.correct)
 
     def key(self) -> tuple:
-        return (self.q.casefold(), self.reward, self.low, self.high, self.correct)
+        return (self.q.lower(), self.reward, self.low, self.high, self.correct)
+
+    def quick(self, raw: bytes) -> bool | None:
+        """Decide from a line's bytes where that is exact, else None (parse the line).
+
+        A search for plain ASCII text that is absent from the lowered bytes is absent from the text, unless
+        the line holds ``\\u`` or ``\\/`` escapes or one of the two characters whose lower case is ASCII
+        (İ, the Kelvin sign): those lines are parsed. A training row's ``"rewards": {…}``
+        is found by its bytes (inside a JSON string every quote is escaped, so the pattern is the key itself)
+        and decides a reward range alone.
+        """
+        if self.q and _plain(self.q) and not ODD_BYTES.search(raw) and self.q.lower().encode() not in raw.lower():
+            return False
+        if self.reward and not self.q and not self.correct and (self.low is not None or self.high is not None):
+            found = REWARDS_BYTES.findall(raw)
+            if len(found) == 1:
+                try:
+                    scores = json.loads(found[0])
+                except json.JSONDecodeError:
+                    return None
+                return self._in_range(scores.get(self.reward))
+        return None
+
+    def _in_range(self, score: Any) -> bool:
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            return False
+        return not ((self.low is not None and score < self.low) or (self.high is not None and score > self.high))
 
     def keep(self, row: Row) -> bool:
         value = row.value
         if not isinstance(value, dict):
-            return not self.active() or bool(self.q and row.error and self.q.casefold() in row.error.casefold())
+            return not self.active()
         if self.correct and bool(value.get("correct")) != (self.correct == "yes"):
             return False
         if self.reward and (self.low is not None or self.high is not None):
             scores = value.get("rewards") if isinstance(value.get("rewards"), dict) else value.get("scores")
-            score = scores.get(self.reward) if isinstance(scores, dict) else None
-            if not isinstance(score, (int, float)):
-                return False
-            if (self.low is not None and score < self.low) or (self.high is not None and score > self.high):
+            if not self._in_range(scores.get(self.reward) if isinstance(scores, dict) else None):
                 return False
         if self.q:
-            needle = self.q.casefold()
             hay = " ".join(str(value.get(k) or "") for k in ("prompt", "question", "completion", "extracted", "id"))
-            return needle in hay.casefold()
+            return self.q.lower() in hay.lower()
         return True
 
 
@@ -77,7 +107,7 @@ def read_page(indexes: IndexCache, path: Path, flt: Filter, page: int, size: int
         return None
     size = max(1, min(size, MAX_PAGE_SIZE))
     if flt.active():
-        hits = indexes.matching(idx, flt.key(), flt.keep)
+        hits = indexes.matching(idx, flt.key(), flt.keep, flt.quick)
         total = len(hits)
         pages = max(1, -(-total // size))
         page = max(1, min(page, pages))
