@@ -263,3 +263,29 @@ def _expected(flt: Filter, row: dict) -> bool:
                        or (flt.high is not None and score > flt.high)):
         return False
     return not flt.q or flt.q.lower() in f"{row['prompt']} {row['completion']}".lower()
+
+
+def test_config_keys_read_alone_equal_the_whole_parse(tmp_path: Path) -> None:
+    """The scan reads four keys of run_config.yaml without parsing the rest; they must equal a full parse."""
+    import yaml
+
+    from evaluator.app.run_folders.classify import CONFIG_KEYS
+    from evaluator.app.run_folders.documents import DocCache
+    from evaluator.training.config import TrainConfig, save_config
+
+    saved = tmp_path / "saved.yaml"
+    save_config(TrainConfig(domain="gsm8k", model="qwen3-0.6b", max_steps=7, rewards=["correctness", "int"]), saved,
+                resolved={"kind": "sft", "style": "xml", "rewards": {"correctness": 2.0}, "chat_format": {"a": [1, 2]}})
+    docs = {
+        "saved": saved.read_text(encoding="utf-8"),
+        "mix": "# a multi-pack run\ndomain:\n  gsm8k: 0.5\n  fund: 0.5\nmodel: 'tiny'\nmax_steps: 3\n",
+        "flow": "domain: {gsm8k: 0.5,\n  fund: 0.5}\n\"model\": tiny\nresolved: {kind: grpo}\nlr: 1e-5\n",
+        "list": "model: x\nresolved:\n  rewards:\n  - a\n  - b\n  kind: sft\nmax_steps: 10\n...\n",
+        "doc": "---\ndomain: gsm8k\nnote: |\n  model: not this\n  max_steps: 99\nmodel: m\n",
+    }
+    cache = DocCache()
+    for name, text in docs.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text, encoding="utf-8")
+        full = yaml.safe_load(text)
+        assert cache.read(path, CONFIG_KEYS).value == {k: v for k, v in full.items() if k in CONFIG_KEYS}, name

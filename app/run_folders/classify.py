@@ -22,6 +22,7 @@ KNOWN_JSON = {
     "trainer_state.json", "memory_plan.json", "chat_template.json", "vocab.json", "added_tokens.json",
 }
 PEEK = 512
+CONFIG_KEYS = ("domain", "model", "max_steps", "resolved")
 KINDS = ("training", "sft", "evaluation", "comparison", "experiment")
 
 
@@ -91,7 +92,7 @@ def classify_file(label: str, rel: str, path: Path, docs: DocCache, siblings: se
 
 
 def _training(label: str, rel: str, folder: Path, names: set[str], docs: DocCache) -> Entry:
-    cfg, problems = dict_or_error(docs.read(folder / "run_config.yaml"), "run_config.yaml")
+    cfg, problems = dict_or_error(docs.read(folder / "run_config.yaml", CONFIG_KEYS), "run_config.yaml")
     summary: dict[str, Any] = {}
     if "run_summary.json" in names:
         summary, more = dict_or_error(docs.read(folder / "run_summary.json"), "run_summary.json")

@@ -42,27 +42,59 @@ class Doc:
 class DocCache:
     def __init__(self, size: int = CACHE_DOCS) -> None:
         self.size = size
-        self._items: OrderedDict[Path, tuple[tuple[int, int, int], Doc]] = OrderedDict()
+        self._items: OrderedDict[tuple, tuple[tuple[int, int, int], Doc]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def read(self, path: Path) -> Doc:
+    def read(self, path: Path, keys: tuple[str, ...] | None = None) -> Doc:
+        """The whole document, or (YAML, ``keys`` given) only those top-level keys: what a scan needs."""
         sig = file_signature(path)
         if sig is None:
             return Doc(missing=True, error=f"{path.name} is missing")
+        slot = (path, keys)
         with self._lock:
-            hit = self._items.get(path)
+            hit = self._items.get(slot)
             if hit is not None and hit[0] == sig:
-                self._items.move_to_end(path)
+                self._items.move_to_end(slot)
                 return hit[1]
-        doc = _load(path, sig[1])
+        doc = _load(path, sig[1], keys)
         with self._lock:
-            self._items[path] = (sig, doc)
+            self._items[slot] = (sig, doc)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return doc
 
 
-def _load(path: Path, size: int) -> Doc:
+def _yaml_keys(raw: bytes, keys: tuple[str, ...]) -> Any:
+    """Only ``keys`` of a block-style YAML mapping (as ``save_config`` writes it), each parsed by PyYAML.
+
+    Building a whole run config's YAML nodes is most of a 500-run scan's time, and the list needs four
+    keys; so the document is cut at its top-level keys (a line at column 0) and only the wanted blocks
+    (with their indented or ``- `` continuation lines) are parsed. The run's page parses the whole file.
+    """
+    blocks: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in raw.decode("utf-8").splitlines(keepends=True):
+        head = line[:1]
+        if head in (" ", "\t") or line.startswith("- ") or line.rstrip("\r\n") == "-" or not line.strip():
+            if current is not None:
+                blocks[current].append(line)
+            continue
+        current = None
+        if head == "#" or line.startswith(("---", "...")) or ":" not in line:
+            continue
+        name = line.split(":", 1)[0].strip().strip("\"'")
+        if name in keys:
+            current = name
+            blocks[name] = [line]
+    out: dict[str, Any] = {}
+    for lines in blocks.values():
+        part = yaml.load("".join(lines), Loader=_Loader)
+        if isinstance(part, dict):
+            out.update(part)
+    return out
+
+
+def _load(path: Path, size: int, keys: tuple[str, ...] | None = None) -> Doc:
     if size > MAX_DOCUMENT_BYTES:
         return Doc(error=f"{path.name} is {size >> 20} MiB, more than the viewer reads")
     if size == 0:
@@ -73,6 +105,8 @@ def _load(path: Path, size: int) -> Doc:
         return Doc(error=f"{path.name} cannot be read ({exc.strerror or exc})")
     try:
         if path.suffix in (".yaml", ".yml"):
+            if keys is not None:
+                return Doc(_yaml_keys(raw, keys))
             return Doc(yaml.load(raw, Loader=_Loader))  # a safe loader (C or Python)
         return Doc(json.loads(raw))
     except json.JSONDecodeError as exc:
