@@ -128,22 +128,32 @@ def make_comparison(a: Path, b: Path, out: Path) -> Path:
 
 
 def make_experiment(folder: Path, runs: dict[str, Path]) -> Path:
-    """``results.json`` in the experiment runner's shape: arms × seeds, comparisons, cost columns."""
+    """``results.json`` in the experiment runner's shape (``app/experiments/results.schema.json``): arms ×
+    seeds with metrics and cost, paired comparisons with Holm-adjusted p, the statistics used; each arm's
+    run gets its evaluation in ``<run>/eval`` as the runner writes it."""
     from evaluator.methodology.outputs import atomic_write_json
 
     folder.mkdir(parents=True, exist_ok=True)
     arms = []
     for n, (name, run) in enumerate(runs.items()):
-        seeds = [{"seed": s, "run_dir": str(run), "metrics": {"accuracy": 0.5 + 0.1 * n + 0.01 * s},
-                  "cost": {"seconds": 10.0 + s, "steps": 20, "seconds_per_step": 0.5, "peak_memory_mib": 700,
+        if not (run / "eval" / "report.json").exists():
+            make_evaluation(run / "eval", [i % (n + 2) == 0 for i in range(6)])
+        seeds = [{"seed": s, "status": "ok", "reused": s == 1, "run_dir": str(run),
+                  "metrics": {"accuracy": 0.5 + 0.1 * n + 0.01 * s},
+                  "cost": {"seconds": 10.0 + s, "steps": 20, "seconds_per_step": 0.5, "peak_memory_mib": 700.0,
                            "judge_calls": 8 * n, "judge_tokens": 100 * n, "judge_bytes_sent": 4096 * n,
-                           "failures": 0}} for s in (0, 1)]
-        arms.append({"name": name, "spec": {"algorithm": "grpo"}, "seeds": seeds,
+                           "failures": 0}, "error": None, "algorithm": "grpo"} for s in (0, 1)]
+        arms.append({"name": name, "algorithm": "grpo", "spec": {}, "seeds": seeds, "n_seeds_ok": 2,
                      "mean": {"accuracy": 0.505 + 0.1 * n}, "ci": {"accuracy": [0.4 + 0.1 * n, 0.6 + 0.1 * n]}})
     names = list(runs)
+    comparisons = [{"arm": a, "baseline": names[0], "metric": "accuracy", "arm_mean": 0.505 + 0.1 * k,
+                    "baseline_mean": 0.505, "diff": 0.1 * k, "ci_low": -0.05, "ci_high": 0.2, "p": 0.2,
+                    "p_adjusted": 0.2, "n_items": 6, "seeds": [0, 1]} for k, a in enumerate(names[1:], 1)]
     atomic_write_json(folder / "results.json", {
-        "name": "reward-approaches", "baseline": names[0], "arms": arms,
-        "comparisons": [{"arm": a, "baseline": names[0], "metric": "accuracy", "diff": 0.1 * k, "ci_low": -0.05,
-                         "ci_high": 0.2, "p": 0.2} for k, a in enumerate(names[1:], 1)],
-        "correction": "Holm over 1 comparison"})
+        "schema_version": 1, "name": "reward-approaches", "baseline": names[0], "seeds": [0, 1],
+        "eval": {"split": "test", "n_items": 6}, "metrics": {"accuracy": {"higher_is_better": True}},
+        "warm_start": None, "arms": arms, "comparisons": comparisons,
+        "statistics": {"interval": "95% bootstrap clustered by item", "test": "paired sign-flip",
+                       "correction": "holm", "family_size": len(comparisons)},
+        "notes": [], "failures": []})
     return folder

@@ -43,7 +43,7 @@ def test_scan_finds_every_kind_and_reads_without_writing(tree: Path) -> None:
     entries = {e.key: e for e in viewer.catalog.scan()}
     assert {k: e.kind for k, e in entries.items()} == {
         "lab/grpo/r1": "training", "lab/eval-base": "evaluation", "lab/eval-after": "evaluation",
-        "lab/compare.json": "comparison", "lab/exp1": "experiment"}
+        "lab/compare.json": "comparison", "lab/exp1": "experiment", "lab/grpo/r1/eval": "evaluation"}
     run = entries["lab/grpo/r1"]
     assert (run.domain, run.model, run.steps, run.best) == ("gsm8k", "tiny", 12, 1.0)
     assert entries["lab/eval-after"].facts["headline_value"] == pytest.approx(3 / 6)
@@ -107,6 +107,7 @@ def test_comparison_and_experiment_pages(tree: Path) -> None:
     assert [a["name"] for a in exp["arms"]] == ["rules", "judge"] and exp["metric_names"] == ["accuracy"]
     assert exp["arms"][1]["cost"]["judge_bytes_sent"] == 4096 and exp["arms"][0]["ci"]["accuracy"] == (0.4, 0.6)
     assert exp["arms"][0]["seeds"][0]["run"].rel == "grpo/r1" and exp["problems"] == []
+    assert [e.rel for e in exp["arms"][0]["seeds"][0]["evals"]] == ["grpo/r1/eval"] and exp["correction"] == "holm"
 
 
 def test_corrupted_and_half_written_folders_are_shown_with_what_is_missing(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_admin_sees_every_run_and_each_page_answers(site) -> None:  # type: igno
     links = sorted(set(re.findall(r'href="(/runs/view/[^"]+)"', page.text)))
     assert links == ["/runs/view/lab/broken", "/runs/view/lab/compare.json", "/runs/view/lab/eval-after",
                      "/runs/view/lab/eval-base", "/runs/view/lab/exp1", "/runs/view/lab/grpo/r1",
-                     "/runs/view/lab/half-eval"]
+                     "/runs/view/lab/grpo/r1/eval", "/runs/view/lab/half-eval"]
     for link in links:
         got = admin.get(link)
         assert got.status_code == 200, (link, got.text[-500:])
@@ -82,7 +82,8 @@ def test_admin_sees_every_run_and_each_page_answers(site) -> None:  # type: igno
     run = admin.get("/runs/view/lab/grpo/r1").text
     assert "step 12 · eval/accuracy 1" in run and run.count('data-chart="chart-') == 5
     exp = admin.get("/runs/view/lab/exp1").text
-    assert 'href="/runs/view/lab/grpo/r1"' in exp and "judge_bytes_sent" in exp and "Holm" in exp
+    assert 'href="/runs/view/lab/grpo/r1"' in exp and 'href="/runs/view/lab/grpo/r1/eval"' in exp
+    assert "judge_bytes_sent" in exp and "holm (1개 비교)" in exp
 
 
 def test_corrupted_runs_are_pages_that_name_what_is_missing(site) -> None:  # type: ignore[no-untyped-def]

@@ -110,7 +110,7 @@ def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None: 
     _sign_in(browser, base, keys["admin"])
     browser.get(f"{base}/runs")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.runs tbody tr")
-    assert len(rows) == 7 and "lab/grpo/r1" in browser.find_element(By.CSS_SELECTOR, "table.runs").text
+    assert len(rows) == 8 and "lab/grpo/r1" in browser.find_element(By.CSS_SELECTOR, "table.runs").text
     _shot(browser, shots / "runs-list.png")
 
     browser.find_element(By.LINK_TEXT, "lab/grpo/r1").click()

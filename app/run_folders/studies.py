@@ -79,32 +79,42 @@ def experiment(viewer: Any, entry: Entry) -> dict[str, Any]:
                     metric_names.append(name)
             run = seed.get("run_dir")
             seeds.append({"seed": seed.get("seed"), "run_dir": run, "metrics": metrics, "cost": cost,
-                          "error": seed.get("error"), "status": seed.get("status"),
+                          "error": seed.get("error"), "status": seed.get("status"), "reused": seed.get("reused"),
                           "run": viewer.catalog.entry_for_path(run, entry.path) if isinstance(run, str) else None,
-                          "eval": _seed_eval(viewer, entry, seed)})
+                          "evals": _seed_evals(viewer, entry, seed)})
         for name in mean:
             if name not in metric_names:
                 metric_names.append(name)
-        arms.append({"name": arm.get("name"), "spec": arm.get("spec"), "mean": mean,
+        arms.append({"name": arm.get("name"), "spec": arm.get("spec"), "mean": mean, "algorithm": arm.get("algorithm"),
                      "ci": {k: _pair(v) for k, v in ci.items()}, "seeds": seeds,
                      "cost": _cost_means([s["cost"] for s in seeds])})
     comparisons = [c for c in doc.get("comparisons") or [] if isinstance(c, dict)]
     if doc and "comparisons" not in doc:
         problems.append("results.json has no comparisons")
+    statistics = doc.get("statistics") if isinstance(doc.get("statistics"), dict) else {}
+    warm = doc.get("warm_start") if isinstance(doc.get("warm_start"), dict) else None
     return {"entry": entry, "doc": doc, "arms": arms, "metric_names": metric_names,
             "comparisons": comparisons, "cost_columns": COST_COLUMNS, "problems": problems,
-            "correction": doc.get("correction") or doc.get("comparison_correction"),
+            "statistics": statistics, "correction": statistics.get("correction") or doc.get("correction"),
+            "failures": [f for f in doc.get("failures") or [] if isinstance(f, dict)],
+            "warm_start": warm, "warm_run": viewer.catalog.entry_for_path(warm["run_dir"], entry.path)
+            if warm and isinstance(warm.get("run_dir"), str) else None,
             "notes": [str(n) for n in doc.get("notes") or [] if n] if isinstance(doc.get("notes"), list) else []}
 
 
-def _seed_eval(viewer: Any, entry: Entry, seed: dict[str, Any]) -> Entry | None:
-    for key in ("eval_dir", "report", "report_dir"):
-        value = seed.get(key)
-        if isinstance(value, str) and value:
-            found = viewer.catalog.entry_for_path(value, entry.path)
-            if found is not None:
-                return found
-    return None
+def _seed_evals(viewer: Any, entry: Entry, seed: dict[str, Any]) -> list[Entry]:
+    """The seed's evaluation reports: ``<run_dir>/eval`` (or one per pack, ``eval/<pack>``) when scanned."""
+    run = seed.get("run_dir")
+    if not isinstance(run, str) or not run:
+        return []
+    base = viewer.catalog.entry_for_path(run, entry.path)
+    if base is None:
+        return []
+    found = viewer.catalog.get(base.label, f"{base.rel}/eval")
+    if found is not None and found.kind == "evaluation":
+        return [found]
+    prefix = f"{base.key}/eval/"
+    return [e for k, e in sorted(viewer.catalog.entries.items()) if k.startswith(prefix) and e.kind == "evaluation"]
 
 
 def _cost_means(costs: list[dict[str, Any]]) -> dict[str, float | None]:
