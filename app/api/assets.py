@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -23,6 +24,7 @@ LONG_CACHE = "public, max-age=31536000, immutable"
 class _Asset:
     source: Traversable | Path
     media: str
+    transform: Callable[[bytes], bytes] | None = None
     body: bytes | None = None
     gz: bytes | None = None
     etag: str = ""
@@ -34,13 +36,16 @@ class AssetStore:
     def __init__(self) -> None:
         self._files: dict[str, _Asset] = {}
 
-    def add(self, name: str, source: Traversable | Path, media: str) -> None:
-        self._files[name] = _Asset(source, media)
+    def add(self, name: str, source: Traversable | Path, media: str,
+            transform: Callable[[bytes], bytes] | None = None) -> None:
+        """Serve ``source`` as ``name``; ``transform`` (run once) may rewrite the bytes first."""
+        self._files[name] = _Asset(source, media, transform)
 
     def _load(self, name: str) -> _Asset | None:
         item = self._files.get(name)
         if item is not None and item.body is None:
-            item.body = item.source.read_bytes()
+            raw = item.source.read_bytes()
+            item.body = item.transform(raw) if item.transform else raw
             item.etag = '"' + hashlib.sha256(item.body).hexdigest()[:20] + '"'
             if not item.media.startswith(("image/png", "font/woff2")):
                 item.gz = gzip.compress(item.body, compresslevel=6, mtime=0)

@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException
 from evaluator.app.api import schemas
 from evaluator.app.api.assets import AssetStore
 from evaluator.app.api.docs import add_offline_docs
+from evaluator.app.api.evaluation_routes import BodyLimit, add_evaluation_routes
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage import queries, ratelimit
 from evaluator.app.storage.apikeys import Principal, authenticate
@@ -168,7 +169,7 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, exc: HTTPException) -> Response:
-        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
+        kinds = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
         headers = dict(exc.headers or {})  # keeps Allow on 405 (RFC 9110)
         if exc.status_code == 401:
             headers["WWW-Authenticate"] = "Bearer"
@@ -277,6 +278,8 @@ def create_app(
             }
         )
 
+    add_evaluation_routes(app, Caller, Db, ERRORS, _json)
+    app.add_middleware(BodyLimit, max_bytes=int(settings.upload_max_mb * 3 * (1 << 20)) + (1 << 20))
     app.add_middleware(AccessLog)
     return app
 

@@ -21,6 +21,7 @@ from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
 from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.extensions import Extensions, default_extensions
+from evaluator.app.web.fonts import browser_safe_font
 from evaluator.app.web.render import make_templates, render
 
 API_PREFIXES = ("/api/", "/assets/", "/docs", "/openapi.json", "/healthz")
@@ -36,8 +37,8 @@ def _register_assets(app: FastAPI) -> None:
     assets.add("web/charts.js", web / "charts.js", "application/javascript")
     assets.add("plotly.min.js", resources.files("plotly") / "package_data" / "plotly.min.js",
                "application/javascript")
-    assets.add("font/NanumGothic.ttf", fonts / "NanumGothic.ttf", "font/ttf")
-    assets.add("font/NanumGothicBold.ttf", fonts / "NanumGothicBold.ttf", "font/ttf")
+    assets.add("font/NanumGothic.ttf", fonts / "NanumGothic.ttf", "font/ttf", browser_safe_font)
+    assets.add("font/NanumGothicBold.ttf", fonts / "NanumGothicBold.ttf", "font/ttf", browser_safe_font)
 
 
 def _is_page(request: Request) -> bool:

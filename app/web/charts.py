@@ -33,8 +33,8 @@ def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
              "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated]},
         ],
         "layout": _layout(yaxis={"title": "점수", "range": [0, 100]},
-                          yaxis2={"title": "등급", "overlaying": "y", "side": "right", "autorange": "reversed",
-                                  "dtick": 1, "range": [5.5, 0.5]}),
+                          yaxis2={"title": "등급", "overlaying": "y", "side": "right", "dtick": 1,
+                                  "range": [5.5, 0.5]}),
     }
 
 
