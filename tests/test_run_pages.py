@@ -31,7 +31,7 @@ def build_tree(root: Path) -> Path:
     return root
 
 
-def web_app(root: Path, db: Path):  # type: ignore[no-untyped-def]
+def runs_web_app(root: Path, db: Path):  # type: ignore[no-untyped-def]
     """The web app with the run viewer over ``root``; keys: an admin and a client."""
     from evaluator.app.api.settings import Settings
     from evaluator.app.storage.apikeys import create_key
@@ -62,7 +62,7 @@ def signed_in(app, key: str):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     base = tmp_path_factory.mktemp("runpages")
-    app, keys = web_app(build_tree(base / "lab"), base / "e.db")
+    app, keys = runs_web_app(build_tree(base / "lab"), base / "e.db")
     return signed_in(app, keys["admin"]), signed_in(app, keys["client"])
 
 
@@ -126,7 +126,7 @@ def test_a_client_key_gets_no_run_pages(site) -> None:  # type: ignore[no-untype
 def test_rescan_needs_the_form_token_and_finds_new_runs(tmp_path: Path) -> None:
     root = tmp_path / "lab"
     make_evaluation(root / "first", [True])
-    app, keys = web_app(root, tmp_path / "e.db")
+    app, keys = runs_web_app(root, tmp_path / "e.db")
     admin = signed_in(app, keys["admin"])
     page = admin.get("/runs").text
     assert "lab/first" in page and "lab/second" not in page
