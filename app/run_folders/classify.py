@@ -128,8 +128,8 @@ def _evaluation(label: str, rel: str, path: Path, report_path: Path, docs: DocCa
     entry = Entry(label, rel, path, "evaluation", problems=problems)
     ident = report.get("identity") if isinstance(report.get("identity"), dict) else {}
     entry.domain = _str(report.get("domain"))
-    model = _str(ident.get("model") or ident.get("predictions"))
-    entry.model = f"{model} + {ident['adapter']}" if model and ident.get("adapter") else model
+    model = _str(ident.get("model")) or _short(ident.get("predictions"))
+    entry.model = f"{model} + {_short(ident['adapter'])}" if model and ident.get("adapter") else model
     entry.steps = None
     headline = headline_value(report)
     if headline is not None:
@@ -155,7 +155,7 @@ def headline_value(report: dict[str, Any]) -> tuple[str, float] | None:
 def _comparison(label: str, rel: str, path: Path, doc: dict[str, Any], problems: list[str]) -> Entry:
     entry = Entry(label, rel, path, "comparison", domain=_str(doc.get("domain")), problems=problems)
     a, b = doc.get("a") if isinstance(doc.get("a"), dict) else {}, doc.get("b") if isinstance(doc.get("b"), dict) else {}
-    entry.model = " → ".join(str(x.get("adapter") or x.get("model") or x.get("label") or "?") for x in (a, b))
+    entry.model = " → ".join(_side_name(x) for x in (a, b))
     strict = (doc.get("results") or {}).get("strict") if isinstance(doc.get("results"), dict) else None
     if isinstance(strict, dict) and isinstance(strict.get("delta"), (int, float)):
         entry.facts["delta"] = float(strict["delta"])
@@ -177,6 +177,18 @@ def _experiment(label: str, rel: str, folder: Path, docs: DocCache) -> Entry:
         entry.domain, entry.model = _str(base.get("domain")), _str(base.get("model"))
     entry.mtime = _mtime(folder / "results.json", folder)
     return entry
+
+
+def _short(path: Any, parts: int = 2) -> str | None:
+    """The last folders of a path: enough to tell runs apart in a list, without the machine's layout."""
+    if not isinstance(path, str) or not path:
+        return None
+    return "/".join(Path(path).parts[-parts:])
+
+
+def _side_name(side: dict[str, Any]) -> str:
+    model = side.get("model") or _short(side.get("predictions")) or _short(side.get("label")) or "?"
+    return f"{model} + {_short(side['adapter'])}" if side.get("adapter") else str(model)
 
 
 def _str(value: Any) -> str | None:
