@@ -136,3 +136,38 @@ def test_rescan_needs_the_form_token_and_finds_new_runs(tmp_path: Path) -> None:
     assert token is not None
     done = admin.post("/runs/rescan", data={"csrf": token.group(1)}, follow_redirects=False)
     assert done.status_code == 303 and "lab/second" in admin.get("/runs").text
+
+
+@pytest.mark.slow
+def test_a_real_tiny_run_its_evaluations_and_comparison(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """What `evaluator train`, `eval` and `compare` really write, shown page by page (not fixture files)."""
+    from conftest import run_cli
+
+    root = tmp_path / "lab"
+    run = root / "r1"
+    common = ("--domain", "gsm8k", "--model", "tiny", "--data", "synthetic")
+    result = run_cli("train", *common, "--max-steps", "2", "--logging-steps", "1", "--max-completion-length", "16",
+                     "--eval-every", "1", "--eval-limit", "4", "--output-dir", str(run))
+    assert result.exit_code == 0, result.output
+    for name, extra in (("eval-base", ()), ("eval-after", ("--adapter", str(run / "final")))):
+        result = run_cli("eval", *common, *extra, "--limit", "4", "--max-new-tokens", "16", "--out", str(root / name))
+        assert result.exit_code == 0, result.output
+    result = run_cli("compare", str(root / "eval-base"), str(root / "eval-after"), "--out", str(root / "cmp.json"))
+    assert result.exit_code == 0, result.output
+
+    app, keys = runs_web_app(root, tmp_path / "e.db")
+    admin = signed_in(app, keys["admin"])
+    listing = admin.get("/runs").text
+    for key in ("lab/r1", "lab/eval-base", "lab/eval-after", "lab/cmp.json"):
+        assert f">{key}<" in listing, key
+    page = admin.get("/runs/view/lab/r1")
+    assert page.status_code == 200 and "읽지 못한 부분" not in page.text  # a finished run lacks nothing
+    assert page.text.count('data-chart="chart-') >= 4 and "rewards/correctness/mean" not in page.text
+    assert '"name": "correctness"' in page.text or '"name":"correctness"' in page.text
+    samples = admin.get("/runs/samples/lab/r1").text
+    assert 'data-reward="correctness"' in samples and 'class="advantage"' in samples
+    report = admin.get("/runs/view/lab/eval-after").text
+    assert "accuracy ★" in report and "/runs/samples/lab/eval-after" in report
+    assert admin.get("/runs/samples/lab/eval-after", params={"correct": "no"}).status_code == 200
+    cmp = admin.get("/runs/view/lab/cmp.json").text
+    assert 'href="/runs/view/lab/eval-base"' in cmp and 'href="/runs/view/lab/eval-after"' in cmp
