@@ -101,6 +101,7 @@ def main() -> None:
             "samples page 1": "/runs/samples/lab/big",
             "samples last page": f"/runs/samples/lab/big?page={args.steps * args.per_step // 25}",
             "samples filtered": "/runs/samples/lab/big?reward=correctness&low=1",
+            "samples search": "/runs/samples/lab/big?q=step+4999+%230",
             "runs list": "/runs",
         }
         results = {}

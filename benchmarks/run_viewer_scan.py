@@ -45,7 +45,8 @@ def build(root: Path, total: int) -> dict[str, int]:
         shutil.copytree(grpo, root / f"team{i % 5}" / "grpo" / f"run-{i:04d}")
     for i in range(counts["sft"]):
         shutil.copytree(sft, root / f"team{i % 5}" / "sft" / f"run-{i:04d}")
-    for i in range(counts["evaluation"]):
+    # the experiments evaluate two of the GRPO runs into <run>/eval, as the experiment runner does
+    for i in range(counts["evaluation"] - 2):
         shutil.copytree(ev_a if i % 2 else ev_b, root / "evals" / f"eval-{i:04d}")
     for i in range(counts["comparison"]):
         make_comparison(ev_a, ev_b, root / "evals" / f"compare-{i:04d}.json")

@@ -226,9 +226,15 @@ def test_line_index_matches_a_plain_reading(tmp_path: Path, monkeypatch: pytest.
     assert [r.error is not None for r in rows] == [ln.strip().startswith("{broken") for _, ln in expected]
 
 
-def test_byte_level_shortcuts_agree_with_parsing_every_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [1, 7, 2000])
+def test_byte_level_shortcuts_agree_with_parsing_every_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           chunk: int) -> None:
     """Searches and reward ranges decided from raw bytes give exactly what parsing each line gives."""
     import random
+
+    from evaluator.app.run_folders import jsonl
+
+    monkeypatch.setattr(jsonl, "CHUNK_ROWS", chunk)
 
     rng = random.Random(3)
     texts = ["Tom has 3 apples", "KELVIN \u212a here", "İstanbul", "a/b path", "tab\there", "quote \" mark",

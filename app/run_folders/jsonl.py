@@ -23,6 +23,7 @@ import numpy as np
 BLOCK = 1 << 22  # 4 MiB reads while indexing
 CACHE_FILES = 256
 CACHE_FILTERS = 64
+CHUNK_ROWS = 2000  # rows read (and, by a filter, skipped) at once
 NEWLINE = 10
 SPACE_BYTES = np.frombuffer(b" \t\r\x0b\x0c", dtype=np.uint8)
 
@@ -102,16 +103,14 @@ class JsonlIndex:
             parse_row(k, self.lines[k], blob[self.starts[k] - base : self.ends[k] - base]) for k in range(first, stop)
         ]
 
-    def iter_raw(self, chunk: int = 2000) -> Iterator[tuple[int, bytes]]:
-        """(position, the line's bytes) for every row, reading ``chunk`` rows' span at a time."""
+    def iter_chunks(self, chunk: int | None = None) -> Iterator[tuple[int, int, bytes]]:
+        """(first row, end row, the bytes those rows span), ``chunk`` rows at a time."""
+        chunk = chunk or CHUNK_ROWS
         with open(self.path, "rb") as fh:
             for first in range(0, len(self), chunk):
                 stop = min(len(self), first + chunk)
                 fh.seek(self.starts[first])
-                blob = fh.read(self.ends[stop - 1] - self.starts[first])
-                base = self.starts[first]
-                for k in range(first, stop):
-                    yield k, blob[self.starts[k] - base : self.ends[k] - base]
+                yield first, stop, fh.read(self.ends[stop - 1] - self.starts[first])
 
     def iter_rows(self, chunk: int = 2000) -> Iterator[Row]:
         for first in range(0, len(self), chunk):
@@ -192,7 +191,8 @@ class IndexCache:
                  quick: Callable[[bytes], bool | None] | None = None) -> array:
         """Positions of the rows ``keep`` accepts, cached per file state and filter ``key``.
 
-        ``quick`` may decide from a line's bytes without parsing it (True/False), or say None: parse it.
+        ``quick`` may decide from bytes without parsing (True/False), or say None: parse. It is asked first
+        about a whole chunk of lines (False rejects them all), then about each line.
         """
         full = (idx.path, idx.signature, key)
         with self._lock:
@@ -200,12 +200,18 @@ class IndexCache:
         if hit is not None:
             return hit
         found = array("q")
-        for k, raw in idx.iter_raw():
-            verdict = quick(raw) if quick is not None else None
-            if verdict is None:
-                verdict = keep(parse_row(k, idx.lines[k], raw))
-            if verdict:
-                found.append(k)
+        starts, ends = idx.starts, idx.ends
+        for first, stop, blob in idx.iter_chunks():
+            if quick is not None and quick(blob) is False:
+                continue
+            base = starts[first]
+            for k in range(first, stop):
+                raw = blob[starts[k] - base : ends[k] - base]
+                verdict = quick(raw) if quick is not None else None
+                if verdict is None:
+                    verdict = keep(parse_row(k, idx.lines[k], raw))
+                if verdict:
+                    found.append(k)
         with self._lock:
             self._filters[full] = found
             while len(self._filters) > CACHE_FILTERS:

@@ -24,7 +24,11 @@ MAX_PAGE_SIZE = 200
 TAG = re.compile(rb"STUDENT RESPONSE ([0-9a-f]{12}) BEGIN")
 REWARDS_BYTES = re.compile(rb'"rewards":\s*(\{[^{}]*\})')
 PLAIN = re.compile(r"^[\x20-\x7e]*$")
-ODD_BYTES = re.compile(rb"\\u|\\/|\xc4\xb0|\xe2\x84\xaa")
+ODD_BYTES = (b"\\u", b"\\/", "\u0130".encode(), "\u212a".encode())  # escapes; İ and the Kelvin sign
+
+
+def _odd(raw: bytes) -> bool:
+    return any(odd in raw for odd in ODD_BYTES)
 
 
 def _plain(text: str) -> bool:
@@ -48,7 +52,7 @@ class Filter:
         return (self.q.lower(), self.reward, self.low, self.high, self.correct)
 
     def quick(self, raw: bytes) -> bool | None:
-        """Decide from a line's bytes where that is exact, else None (parse the line).
+        """Decide from a line's (or a chunk of lines') bytes where that is exact, else None (parse).
 
         A search for plain ASCII text that is absent from the lowered bytes is absent from the text, unless
         the line holds ``\\u`` or ``\\/`` escapes or one of the two characters whose lower case is ASCII
@@ -56,10 +60,10 @@ class Filter:
         is found by its bytes (inside a JSON string every quote is escaped, so the pattern is the key itself)
         and decides a reward range alone.
         """
-        if self.q and _plain(self.q) and not ODD_BYTES.search(raw) and self.q.lower().encode() not in raw.lower():
+        if self.q and _plain(self.q) and self.q.lower().encode() not in raw.lower() and not _odd(raw):
             return False
         if self.reward and not self.q and not self.correct and (self.low is not None or self.high is not None):
-            found = REWARDS_BYTES.findall(raw)
+            found = REWARDS_BYTES.findall(raw)  # a chunk holds many: only a single line is decided here
             if len(found) == 1:
                 try:
                     scores = json.loads(found[0])
