@@ -52,7 +52,7 @@ def make_training_run(folder: Path, *, steps: int = 20, per_step: int = 4, eval_
 
     ``filler`` adds about that many characters of reasoning to each completion (realistic file sizes).
     """
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
     from evaluator.training.config import TrainConfig, save_config
 
     rng = random.Random(seed)
@@ -120,7 +120,7 @@ def make_evaluation(folder: Path, right: list[bool], *, seed: int = 0) -> Path:
 def make_comparison(a: Path, b: Path, out: Path) -> Path:
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import load_report
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
 
     result = compare_reports(load_report(a), load_report(b), 0, labels=(str(a), str(b)))
     atomic_write_json(out, result)
@@ -131,7 +131,7 @@ def make_experiment(folder: Path, runs: dict[str, Path]) -> Path:
     """``results.json`` in the experiment runner's shape (``app/experiments/results.schema.json``): arms ×
     seeds with metrics and cost, paired comparisons with Holm-adjusted p, the statistics used; each arm's
     run gets its evaluation in ``<run>/eval`` as the runner writes it."""
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
 
     folder.mkdir(parents=True, exist_ok=True)
     arms = []
