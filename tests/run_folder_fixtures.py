@@ -118,9 +118,9 @@ def make_evaluation(folder: Path, right: list[bool], *, seed: int = 0) -> Path:
 
 
 def make_comparison(a: Path, b: Path, out: Path) -> Path:
+    from evaluator.core.outputs import atomic_write_json
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import load_report
-    from evaluator.core.outputs import atomic_write_json
 
     result = compare_reports(load_report(a), load_report(b), 0, labels=(str(a), str(b)))
     atomic_write_json(out, result)

@@ -108,9 +108,9 @@ def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
 
     from evaluator.app.storage.batches import store_folder
     from evaluator.app.storage.provenance import provenance
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.evaluate import evaluate_loaded
-    from evaluator.domains.fund.loaders import load_universe
+    from evaluator.domains.fund.data.loaders import load_universe
+    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+    from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
 
     def step(stage: str, progress: float) -> None:
