@@ -296,3 +296,24 @@ def test_config_keys_read_alone_equal_the_whole_parse(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         full = yaml.safe_load(text)
         assert cache.read(path, CONFIG_KEYS).value == {k: v for k, v in full.items() if k in CONFIG_KEYS}, name
+
+
+def test_a_multi_pack_rloo_run_is_listed_by_its_algorithm_and_claims_no_extraction(tmp_path: Path) -> None:
+    """A run mixing packs names no single extractor: its answers are 'not available', not 'none found'."""
+    import yaml
+
+    run = make_training_run(tmp_path / "lab" / "mix", steps=3, eval_every=0, judge=False)
+    cfg = yaml.safe_load((run / "run_config.yaml").read_text(encoding="utf-8"))
+    cfg["domain"] = {"gsm8k": 0.5, "fund": 0.5}
+    cfg["algorithm"] = "rloo"
+    (run / "run_config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    viewer = RunViewer([tmp_path / "lab"])
+    entry = viewer.catalog.scan()[0]
+    assert (entry.kind, entry.domain, entry.facts["algorithm"]) == ("training", "gsm8k,fund", "rloo")
+    item = viewer.completions(entry, Filter(), 1, 1)["items"][0]
+    assert item["extracted_known"] is False and item["extracted"] is None
+    single = make_training_run(tmp_path / "lab" / "one", steps=1, eval_every=0, judge=False)
+    one = viewer.catalog.get("lab", "one")
+    assert one is not None and one.path == single
+    first = viewer.completions(one, Filter(), 1, 1)["items"][0]
+    assert first["extracted_known"] is True and first["extracted"] == first["completion"].split("\n")[2]

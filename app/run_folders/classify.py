@@ -22,7 +22,7 @@ KNOWN_JSON = {
     "trainer_state.json", "memory_plan.json", "chat_template.json", "vocab.json", "added_tokens.json",
 }
 PEEK = 512
-CONFIG_KEYS = ("domain", "model", "max_steps", "resolved")
+CONFIG_KEYS = ("domain", "model", "max_steps", "algorithm", "resolved")
 KINDS = ("training", "sft", "evaluation", "comparison", "experiment")
 
 
@@ -110,6 +110,8 @@ def _training(label: str, rel: str, folder: Path, names: set[str], docs: DocCach
         entry.steps = summary["global_step"]
     if isinstance(cfg.get("max_steps"), int):
         entry.facts["max_steps"] = cfg["max_steps"]
+    algo = resolved.get("algorithm") if isinstance(resolved.get("algorithm"), dict) else {}
+    entry.facts["algorithm"] = "sft" if kind == "sft" else str(algo.get("name") or cfg.get("algorithm") or "grpo")
     best_path = folder / "best_adapter" / "best.json"
     if os.path.exists(best_path):
         best, more = dict_or_error(docs.read(best_path), "best_adapter/best.json")

@@ -195,11 +195,15 @@ def _pack(domain: str) -> Any:
     return get_pack(domain)
 
 
-def extracted_answer(domain: str | None, style: str | None, completion: str) -> str | None:
-    """The pack's strict extraction of a logged completion (training logs do not store it); None if none."""
+def extracted_answer(domain: str | None, style: str | None, completion: str) -> tuple[bool, str | None]:
+    """(could extract, the pack's strict extraction) of a logged completion: training logs do not store it.
+
+    ``(False, None)`` when the run names no single pack and style (a multi-pack run) or the pack refuses: the
+    page then says the answer is not available, never that the completion had none.
+    """
     if not domain or not style:
-        return None
+        return False, None
     try:
-        return _pack(domain).extract(completion, style=style, mode="strict")
-    except Exception:  # an unknown pack or style: the page says "not available", it never fails
-        return None
+        return True, _pack(domain).extract(completion, style=style, mode="strict")
+    except Exception:  # an unknown pack or style: "not available", never a failed page
+        return False, None

@@ -88,14 +88,18 @@ class RunViewer:
         for k, (row, value) in enumerate(zip(got.rows, rows, strict=True)):
             judge = judged[k] if judged else None
             explanation = value.get("explanation") or value.get("judge_feedback")
+            if "extracted" in value:
+                known, extracted = True, value["extracted"]
+            elif row.error:
+                known, extracted = False, None
+            else:
+                known, extracted = extracted_answer(domain if isinstance(domain, str) else None, style, texts[k])
             items.append({
                 "line": row.line, "error": row.error, "step": value.get("step"),
                 "prompt": value.get("prompt"), "completion": value.get("completion"),
                 "rewards": value.get("rewards") if isinstance(value.get("rewards"), dict) else {},
                 "advantage": value.get("advantage"),
-                "extracted": value["extracted"] if "extracted" in value else (
-                    extracted_answer(domain if isinstance(domain, str) else None, style, texts[k]) if not row.error
-                    else None),
+                "extracted": extracted, "extracted_known": known,
                 "explanation": explanation or (judge or {}).get("feedback"),
                 "judge_score": (judge or {}).get("score"),
                 "judge_error": (judge or {}).get("error"),

@@ -27,8 +27,15 @@ from evaluator.app.web.run_pages.charts import arms_chart, training_charts
 Text = Annotated[str, Query(max_length=200, pattern=TEXT_PATTERN)]
 Name = Annotated[str, Query(max_length=100, pattern=r"^[A-Za-z0-9_./:-]*$")]
 AUTO_RESCAN_S = 30.0
-KIND_LABELS = {"training": "GRPO 학습", "sft": "SFT 학습", "evaluation": "평가", "comparison": "비교",
+KIND_LABELS = {"training": "RL 학습", "sft": "SFT 학습", "evaluation": "평가", "comparison": "비교",
                "experiment": "실험"}
+
+
+def kind_label(entry: Entry) -> str:
+    """The list's kind column: a training run by its algorithm (GRPO, RLOO; runs that predate RLOO are GRPO)."""
+    if entry.kind == "training":
+        return f"{str(entry.facts.get('algorithm') or 'grpo').upper()} 학습"
+    return KIND_LABELS[entry.kind]
 
 
 def run_url(entry: Entry, view: str = "view", **query: Any) -> str:
@@ -42,7 +49,8 @@ def make_router(viewer: RunViewer) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     def page(request: Request, name: str, ctx: dict[str, Any], status: int = 200) -> Response:
-        return render(request, name, {"run_url": run_url, "kind_labels": KIND_LABELS, **ctx}, status=status)
+        return render(request, name, {"run_url": run_url, "kind_labels": KIND_LABELS, "kind_label": kind_label,
+                                      **ctx}, status=status)
 
     def entry_or_404(label: str, rel: str) -> Entry:
         entry = viewer.catalog.get(label, rel)
