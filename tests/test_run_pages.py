@@ -171,3 +171,23 @@ def test_a_real_tiny_run_its_evaluations_and_comparison(tmp_path: Path, tiny_mod
     assert admin.get("/runs/samples/lab/eval-after", params={"correct": "no"}).status_code == 200
     cmp = admin.get("/runs/view/lab/cmp.json").text
     assert 'href="/runs/view/lab/eval-base"' in cmp and 'href="/runs/view/lab/eval-after"' in cmp
+
+
+def test_folder_names_with_spaces_hangul_and_url_characters_keep_their_links(tmp_path: Path) -> None:
+    """Over a real server (the test client decodes a path twice: ``%2520`` would arrive as a space)."""
+    import httpx
+    from web_fixtures import live_server
+
+    root = tmp_path / "lab"
+    make_evaluation(root / "실험 #1 %20?x", [True, False])
+    app, keys = runs_web_app(root, tmp_path / "e.db")
+    with live_server(app) as base, httpx.Client(base_url=base) as admin:
+        token = re.search(r'name="csrf" value="([^"]+)"', admin.get("/login").text)
+        assert token is not None
+        admin.post("/login", data={"key": keys["admin"], "csrf": token.group(1)})
+        links = re.findall(r'href="(/runs/view/[^"]+)"', admin.get("/runs").text)
+        assert links == ["/runs/view/lab/%EC%8B%A4%ED%97%98%20%231%20%2520%3Fx"]
+        page = admin.get(links[0])
+        assert page.status_code == 200 and "실험 #1 %20?x" in page.text
+        samples = re.search(r'id="samples-link" href="([^"]+)"', page.text)
+        assert samples is not None and admin.get(samples.group(1)).status_code == 200

@@ -163,10 +163,27 @@ def _metric_rows(report: dict[str, Any], metrics: dict[str, Any]) -> list[dict[s
         if isinstance(est, dict):
             rows.append({"name": f"accuracy ({mode} extraction)", "value": est.get("value"), "ci": _ci(est.get("ci95")),
                          "n": est.get("n"), "headline": False, "higher_is_better": True, "description": None})
+    rows += _sampling_rows(report)
     fmt = report.get("format_rate")
     if isinstance(fmt, dict):
         rows.append({"name": "format compliance", "value": fmt.get("value"), "ci": _ci(fmt.get("ci95")),
                      "n": fmt.get("n"), "headline": False, "higher_is_better": True, "description": None})
+    return rows
+
+
+def _sampling_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """pass@k and maj@k (reports drawn with ``--samples K``), strict extraction, with their CIs."""
+    rows: list[dict[str, Any]] = []
+    passk, majk = report.get("pass_at_k"), report.get("maj_at_k")
+    if isinstance(passk, dict) and isinstance(passk.get("strict"), dict):
+        for k, est in passk["strict"].items():
+            if isinstance(est, dict):
+                rows.append({"name": f"pass@{k} (strict)", "value": est.get("value"), "ci": _ci(est.get("ci95")),
+                             "n": est.get("n"), "headline": False, "higher_is_better": True, "description": None})
+    if isinstance(majk, dict) and isinstance(majk.get("strict"), dict):
+        est = majk["strict"]
+        rows.append({"name": f"maj@{majk.get('k')} (strict)", "value": est.get("value"), "ci": _ci(est.get("ci95")),
+                     "n": est.get("n"), "headline": False, "higher_is_better": True, "description": None})
     return rows
 
 
