@@ -35,7 +35,8 @@ def add_evaluation_routes(app: FastAPI, caller: Any, db: Any, errors: dict, json
     """Register the two endpoints with the API's own key dependency (``caller``) and session (``db``)."""
     settings = app.state.settings
     engine = app.state.engine
-    forbidden = {403: {"model": schemas.ErrorBody, "description": "Only admin keys may start evaluations."},
+    forbidden = {400: {"model": schemas.ErrorBody, "description": "The body is not readable multipart data."},
+                 403: {"model": schemas.ErrorBody, "description": "Only admin keys may start evaluations."},
                  413: {"model": schemas.ErrorBody, "description": "A file is over the size limit."}}
 
     @app.post("/api/v1/evaluations", status_code=202, response_model=schemas.JobStarted,

@@ -22,6 +22,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from evaluator.app.api import schemas
 from evaluator.app.api.assets import AssetStore
@@ -54,6 +55,7 @@ def _text() -> Any:
     return Query(max_length=100, pattern=TEXT_PATTERN)
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -69,6 +71,18 @@ AsOf = Annotated[
     BeforeValidator(_iso_date_only),
     Query(description="An as-of date, YYYY-MM-DD (default: each fund's newest)."),
 ]
+
+
+def allow_header(request: Request, exc: HTTPException) -> dict[str, str]:
+    """The exception's headers; on 405, Allow lists the methods of EVERY route on the path (RFC 9110)
+    (Starlette names only the first matching route's, so GET /login beside POST /login said "GET")."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        methods = [m for m in METHODS if any(route.matches({**request.scope, "method": m})[0] is Match.FULL
+                                             for route in request.app.router.routes)]
+        if methods:
+            headers["Allow"] = ", ".join(methods)
+    return headers
 
 
 class RateLimited(Exception):
@@ -168,9 +182,9 @@ def create_app(
     Db = Annotated[Session, Depends(db)]
 
     @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, exc: HTTPException) -> Response:
-        kinds = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
-        headers = dict(exc.headers or {})  # keeps Allow on 405 (RFC 9110)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        kinds = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
+        headers = allow_header(request, exc)
         if exc.status_code == 401:
             headers["WWW-Authenticate"] = "Bearer"
         detail = exc.detail if exc.status_code != 404 or exc.detail != "Not Found" else "no such resource"

@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from sqlalchemy import Engine
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.server import RateLimited, create_app
+from evaluator.app.api.server import RateLimited, allow_header, create_app
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
 from evaluator.app.web.auth import LoginRequired, login_redirect
@@ -60,7 +60,7 @@ def _html_errors(app: FastAPI) -> None:
         if not _is_page(request):
             return await json_http(request, exc)
         message = "요청한 페이지나 펀드가 없습니다." if exc.status_code == 404 else str(exc.detail)
-        return page(request, exc.status_code, message, dict(exc.headers or {}))
+        return page(request, exc.status_code, message, allow_header(request, exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> Response:
