@@ -317,3 +317,13 @@ def test_a_multi_pack_rloo_run_is_listed_by_its_algorithm_and_claims_no_extracti
     assert one is not None and one.path == single
     first = viewer.completions(one, Filter(), 1, 1)["items"][0]
     assert first["extracted_known"] is True and first["extracted"] == first["completion"].split("\n")[2]
+
+
+def test_a_run_folder_given_as_a_root_is_named_by_its_parent_and_limited_to_itself(tmp_path: Path) -> None:
+    make_training_run(tmp_path / "lab" / "r1", steps=2, eval_every=0, judge=False)
+    make_evaluation(tmp_path / "lab" / "sibling", [True])
+    viewer = RunViewer([tmp_path / "lab" / "r1", tmp_path / "lab" / "r1"])
+    assert [e.key for e in viewer.catalog.scan()] == ["lab/r1"]
+    assert viewer.catalog.get("lab", "r1") is not None and viewer.catalog.get("lab", "sibling") is None
+    both = RunViewer([tmp_path / "lab" / "r1", tmp_path / "lab"])
+    assert sorted(e.key for e in both.catalog.scan()) == ["lab-2/r1", "lab-2/sibling", "lab/r1"]

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.app.run_folders.classify import Entry, classify_dir, classify_file
+from evaluator.app.run_folders.classify import RUN_MARKERS, Entry, classify_dir, classify_file
 from evaluator.app.run_folders.documents import DocCache
 
 SKIP_DIRS = re.compile(r"^(\.|__|checkpoint-\d+$|best_adapter$|final$|judge_cache$|node_modules$|wandb$)")
@@ -28,6 +28,7 @@ SEGMENT = re.compile(r"^[^/\\\x00-\x1f]+$")
 class Root:
     label: str
     path: Path  # resolved
+    only: str | None = None  # ``--runs`` named a run folder itself: the root is its parent, limited to it
 
 
 def make_roots(folders: list[str | os.PathLike[str]]) -> list[Root]:
@@ -38,7 +39,10 @@ def make_roots(folders: list[str | os.PathLike[str]]) -> list[Root]:
         path = Path(folder).expanduser().resolve()
         if not path.is_dir():
             raise ValueError(f"--runs {folder}: not a folder")
-        if any(r.path == path for r in roots):
+        only = None
+        if _is_run(path) and path.parent != path:  # a run itself: named <parent>/<run> like any other
+            path, only = path.parent, path.name
+        if any(r.path == path and r.only == only for r in roots):
             continue
         base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.name).strip("-.") or "runs"
         label, n = base, 1
@@ -46,8 +50,16 @@ def make_roots(folders: list[str | os.PathLike[str]]) -> list[Root]:
             n += 1
             label = f"{base}-{n}"
         seen.add(label)
-        roots.append(Root(label, path))
+        roots.append(Root(label, path, only))
     return roots
+
+
+def _is_run(folder: Path) -> bool:
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        return False
+    return bool(names & (RUN_MARKERS | {"results.json", "report.json", "samples.jsonl"}))
 
 
 class Catalog:
@@ -79,7 +91,7 @@ class Catalog:
         return sorted(self.entries.values(), key=lambda e: (-e.mtime, e.key))
 
     def _walk(self, root: Root, found: dict[str, Entry], notes: list[str]) -> None:
-        stack: list[tuple[Path, str, int]] = [(root.path, "", 0)]
+        stack: list[tuple[Path, str, int]] = [(root.path / root.only, root.only, 1) if root.only else (root.path, "", 0)]
         visited = 0
         while stack:
             folder, rel, depth = stack.pop()
@@ -132,6 +144,8 @@ class Catalog:
         parts = rel.split("/")
         if any(p in ("", ".", "..") or not SEGMENT.match(p) for p in parts):
             return None
+        if root.only is not None and parts[0] != root.only:
+            return None
         try:
             path = root.path.joinpath(*parts).resolve(strict=True)
         except (OSError, RuntimeError, ValueError):
@@ -149,7 +163,9 @@ class Catalog:
             return None
         for root in self.roots:
             if real.is_relative_to(root.path) and real != root.path:
-                return self.get(root.label, real.relative_to(root.path).as_posix())
+                found = self.get(root.label, real.relative_to(root.path).as_posix())
+                if found is not None:
+                    return found
         return None
 
 
