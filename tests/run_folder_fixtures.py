@@ -47,10 +47,11 @@ def write_lines(path: Path, rows: list[Any]) -> None:
 
 
 def make_training_run(folder: Path, *, steps: int = 20, per_step: int = 4, eval_every: int = 5,
-                      judge: bool = True, seed: int = 0, filler: int = 0) -> Path:
+                      judge: bool = True, seed: int = 0, filler: int = 0, finished: bool = True) -> Path:
     """A GRPO run folder: ``steps`` metrics rows (and held-out rows), ``per_step`` completions a step.
 
-    ``filler`` adds about that many characters of reasoning to each completion (realistic file sizes).
+    ``filler`` adds about that many characters of reasoning to each completion (realistic file sizes);
+    ``finished`` writes the ``run_summary.json`` a run leaves when it ends.
     """
     from evaluator.core.outputs import atomic_write_json
     from evaluator.training.config import TrainConfig, save_config
@@ -78,6 +79,11 @@ def make_training_run(folder: Path, *, steps: int = 20, per_step: int = 4, eval_
         "metric": "eval/accuracy", "value": best_step / steps, "step": best_step, "reward": 1.0, "note": "test"})
     if judge:
         write_judge_log(folder, completions[:8])
+    if finished:
+        atomic_write_json(folder / "run_summary.json", {
+            "domain": "gsm8k", "model": "tiny", "output_dir": str(folder), "global_step": steps,
+            "seconds": 1.5 * steps, "seconds_per_step": 1.5, "reward_last": metrics[-1].get("reward"),
+            "best": {"metric": "eval/accuracy", "step": best_step}, "final_adapter": str(folder / "final")})
     return folder
 
 

@@ -112,7 +112,7 @@ def test_comparison_and_experiment_pages(tree: Path) -> None:
 
 def test_corrupted_and_half_written_folders_are_shown_with_what_is_missing(tmp_path: Path) -> None:
     root = tmp_path / "bad"
-    run = make_training_run(root / "cut", steps=6, eval_every=3, judge=False)
+    run = make_training_run(root / "cut", steps=6, eval_every=3, judge=False, finished=False)
     with open(run / "metrics.jsonl", "a", encoding="utf-8") as fh:
         fh.write('{"step": 7, "loss": 0.1, "rew')  # the trainer died mid-line
     lines = (run / "completions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
