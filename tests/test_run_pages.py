@@ -191,3 +191,49 @@ def test_folder_names_with_spaces_hangul_and_url_characters_keep_their_links(tmp
         assert page.status_code == 200 and "실험 #1 %20?x" in page.text
         samples = re.search(r'id="samples-link" href="([^"]+)"', page.text)
         assert samples is not None and admin.get(samples.group(1)).status_code == 200
+
+
+def test_documents_of_the_wrong_shape_give_pages_not_errors(tmp_path: Path) -> None:
+    """Every field of the wrong type (lists for objects, strings for numbers): each page still answers 200."""
+    import json
+
+    root = tmp_path / "lab"
+    run = make_training_run(root / "odd-run", steps=2, eval_every=0, judge=False)
+    (run / "run_summary.json").write_text(json.dumps({"seconds": "long", "global_step": "x"}), encoding="utf-8")
+    (run / "best_adapter" / "best.json").write_text(json.dumps({"metric": 5, "value": "high", "step": []}))
+    (run / "run_config.yaml").write_text("domain: [1, 2]\nmodel: {a: b}\nresolved: 7\nmax_steps: many\n")
+    write_lines(run / "metrics.jsonl", [{"step": "3", "reward": "x"}, {"step": 4, "reward": [1], "eval/accuracy": {}},
+                                        [1, 2], "text", None])
+    write_lines(run / "completions.jsonl", [{"step": [], "rewards": [1, 2], "advantage": "a", "prompt": {"x": 1}},
+                                            ["list"], 7])
+    ev = root / "odd-eval"
+    ev.mkdir()
+    (ev / "report.json").write_text(json.dumps({
+        "schema_version": 2, "domain": ["x"], "metrics": {"accuracy": {"value": "hi", "ci95": "wide"}, "b": 3},
+        "accuracy": {"strict": [], "flexible": {"value": None, "ci95": [1]}}, "identity": "me", "timing": [],
+        "warnings": "careful", "pass_at_k": {"strict": {"2": "x"}}, "maj_at_k": {"strict": 3}, "items": {}}))
+    write_lines(ev / "samples.jsonl", [{"id": 1, "scores": [1], "metrics": "m", "correct": "yes"}, [], "x"])
+    (root / "odd-compare.json").write_text(json.dumps({
+        "schema_version": 2, "a": [], "b": "x", "results": {"strict": {"gained": "abc", "ci95": {"low": "a"}}},
+        "metrics": {"m": {"ci95": [1, "x"]}, "n": 5}, "warnings": {"w": 1}}))
+    exp = root / "odd-exp"
+    exp.mkdir()
+    (exp / "results.json").write_text(json.dumps({
+        "arms": [{"name": ["x"], "mean": [], "ci": {"accuracy": "wide"}, "seeds": "none"},
+                 {"name": "b", "mean": {"accuracy": "x"}, "seeds": [{"seed": "s", "metrics": [], "cost": "c",
+                                                                      "run_dir": 5}, 7]}, "arm"],
+        "comparisons": [{"arm": "b", "seeds": 5, "diff": "d"}, 3], "statistics": [], "failures": "f",
+        "notes": "n", "warm_start": {"run_dir": ["x"]}}))
+    app, keys = runs_web_app(root, tmp_path / "e.db")
+    admin = signed_in(app, keys["admin"])
+    listing = admin.get("/runs")
+    assert listing.status_code == 200
+    links = sorted(set(re.findall(r'href="(/runs/view/[^"]+)"', listing.text)))
+    assert len(links) == 4, links
+    for link in links:
+        page = admin.get(link)
+        assert page.status_code == 200, (link, page.text[-800:])
+        for sub in set(re.findall(r'href="(/runs/samples/[^"]+)"', page.text)):
+            for extra in ("", "&q=x", "&reward=correctness&low=0", "&correct=no"):
+                url = sub.replace("&amp;", "&") + ("?" + extra[1:] if "?" not in sub and extra else extra)
+                assert admin.get(url).status_code == 200, url

@@ -14,6 +14,8 @@ from evaluator.app.run_folders.documents import dict_or_error
 COST_COLUMNS = ("seconds", "steps", "seconds_per_step", "peak_memory_mib", "judge_calls", "judge_tokens",
                 "judge_bytes_sent", "failures")
 SHOWN_ITEMS = 200
+COMPARISON_KEYS = ("arm", "baseline", "metric", "arm_mean", "baseline_mean", "diff", "ci_low", "ci_high", "p",
+                   "p_adjusted", "n_items")
 
 
 def comparison(viewer: Any, entry: Entry) -> dict[str, Any]:
@@ -42,7 +44,8 @@ def comparison(viewer: Any, entry: Entry) -> dict[str, Any]:
     sides = {k: doc.get(k) if isinstance(doc.get(k), dict) else {} for k in ("a", "b")}
     links = {k: _report_link(viewer, entry, sides[k]) for k in ("a", "b")}
     return {"entry": entry, "doc": doc, "modes": modes, "metrics": metrics, "sides": sides, "links": links,
-            "warnings": [str(w) for w in doc.get("warnings") or []], "problems": problems,
+            "warnings": [str(w) for w in doc["warnings"]] if isinstance(doc.get("warnings"), list) else [],
+            "problems": problems,
             "shown_items": SHOWN_ITEMS}
 
 
@@ -69,7 +72,7 @@ def experiment(viewer: Any, entry: Entry) -> dict[str, Any]:
         mean = arm.get("mean") if isinstance(arm.get("mean"), dict) else {}
         ci = arm.get("ci") if isinstance(arm.get("ci"), dict) else {}
         seeds = []
-        for seed in arm.get("seeds") or []:
+        for seed in arm.get("seeds") if isinstance(arm.get("seeds"), list) else []:
             if not isinstance(seed, dict):
                 continue
             metrics = seed.get("metrics") if isinstance(seed.get("metrics"), dict) else {}
@@ -88,7 +91,11 @@ def experiment(viewer: Any, entry: Entry) -> dict[str, Any]:
         arms.append({"name": arm.get("name"), "spec": arm.get("spec"), "mean": mean, "algorithm": arm.get("algorithm"),
                      "ci": {k: _pair(v) for k, v in ci.items()}, "seeds": seeds,
                      "cost": _cost_means([s["cost"] for s in seeds])})
-    comparisons = [c for c in doc.get("comparisons") or [] if isinstance(c, dict)]
+    raw = doc.get("comparisons") if isinstance(doc.get("comparisons"), list) else []
+    comparisons = [{**{k: c.get(k) for k in COMPARISON_KEYS},
+                    "seeds": [s for s in c.get("seeds") or [] if isinstance(s, int)]
+                    if isinstance(c.get("seeds"), list) else []}
+                   for c in raw if isinstance(c, dict)]
     if doc and "comparisons" not in doc:
         problems.append("results.json has no comparisons")
     statistics = doc.get("statistics") if isinstance(doc.get("statistics"), dict) else {}

@@ -97,7 +97,7 @@ class RunViewer:
             items.append({
                 "line": row.line, "error": row.error, "step": value.get("step"),
                 "prompt": value.get("prompt"), "completion": value.get("completion"),
-                "rewards": value.get("rewards") if isinstance(value.get("rewards"), dict) else {},
+                "rewards": _numbers(value.get("rewards")),
                 "advantage": value.get("advantage"),
                 "extracted": extracted, "extracted_known": known,
                 "explanation": explanation or (judge or {}).get("feedback"),
@@ -120,7 +120,7 @@ class RunViewer:
         return {"entry": entry, "report": report, "metrics": rows, "problems": problems,
                 "identity": report.get("identity") if isinstance(report.get("identity"), dict) else {},
                 "timing": report.get("timing") if isinstance(report.get("timing"), dict) else {},
-                "warnings": [str(w) for w in report.get("warnings") or [] if w],
+                "warnings": [str(w) for w in report.get("warnings") if w] if isinstance(report.get("warnings"), list) else [],
                 "has_samples": samples is not None and samples.exists()}
 
     def _samples_path(self, entry: Entry, report: dict[str, Any]) -> Path | None:
@@ -143,7 +143,8 @@ class RunViewer:
         items = []
         for r in got.rows:
             value = r.value if isinstance(r.value, dict) else {}
-            items.append({**value, "error_message": value.get("error"), "line": r.line, "error": r.error})
+            items.append({**value, "error_message": value.get("error"), "line": r.line, "error": r.error,
+                          "scores": _numbers(value.get("scores")), "metrics": _numbers(value.get("metrics"))})
         idx = self.indexes.get(path)
         return {"entry": entry, "page": got, "items": items, "problems": got.problems,
                 "rewards": reward_names(idx) if idx is not None else []}
@@ -185,6 +186,11 @@ def _sampling_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({"name": f"maj@{majk.get('k')} (strict)", "value": est.get("value"), "ci": _ci(est.get("ci95")),
                      "n": est.get("n"), "headline": False, "higher_is_better": True, "description": None})
     return rows
+
+
+def _numbers(value: Any) -> dict[str, Any]:
+    """A name → score mapping as written, or empty when the line holds something else there."""
+    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
 
 
 def _ci(value: Any) -> tuple[float, float] | None:
