@@ -8,7 +8,8 @@ Setup (not timed; reused with ``--workdir``): the engine grades 15,000 synthetic
 is kept for the soak. Then `evaluator serve --workers N` runs on 127.0.0.1 and 16 clients (asyncio +
 httpx, on the same cores) sign in through /login (12 client keys of one 운용사 each, 4 admin keys) and
 request for a fixed time: 20 % overview, 40 % fund list (search, 유형/grade filters, pages 1–3), 40 % fund
-pages. 10 s in, `evaluator db import` stores the later batch. Any status other than 200 is an error.
+pages. 5 s in, `evaluator db import` stores the later batch; the load goes on at least until it is stored.
+Any status other than 200 is an error.
 The last line is the figure: errors, and p50/p95 per page.
 """
 
@@ -112,13 +113,14 @@ def pick(rng: random.Random, codes: list[str]) -> tuple[str, str, dict[str, obje
     return name, "/funds", params
 
 
-async def client(base: str, key: str, codes: list[str], until: float, lat: dict, errors: list, seed: int) -> None:
+async def client(base: str, key: str, codes: list[str], until: float, lat: dict, errors: list, seed: int,
+                 writer: subprocess.Popen) -> None:
     import httpx
 
     rng = random.Random(seed)
     async with httpx.AsyncClient(base_url=base, timeout=60, follow_redirects=False) as http:
         await sign_in(http, key)
-        while time.monotonic() < until:
+        while time.monotonic() < until or writer.poll() is None:  # at least until the batch is stored
             name, path, params = pick(rng, codes)
             start = time.perf_counter()
             try:
@@ -141,16 +143,16 @@ def soak_writer(url: str, folder: Path, delay: float, out: dict) -> subprocess.P
 def run(base: str, url: str, root: Path, clients: list[tuple[str, list[str]]], seconds: float) -> str:
     lat: dict[str, list[float]] = defaultdict(list)
     errors: list = []
-    writer = soak_writer(url, root / "reports_next", 10, {})
+    writer = soak_writer(url, root / "reports_next", 5, {})
 
     async def main() -> None:
         until = time.monotonic() + seconds
-        await asyncio.gather(*(client(base, k, c, until, lat, errors, i) for i, (k, c) in enumerate(clients)))
+        await asyncio.gather(*(client(base, k, c, until, lat, errors, i, writer) for i, (k, c) in enumerate(clients)))
 
     t0 = time.monotonic()
     asyncio.run(main())
     elapsed = time.monotonic() - t0
-    written = (writer.communicate(timeout=900)[0] or "").split()
+    written = ((writer.communicate(timeout=900)[0] or "").strip().splitlines() or ["? ?"])[-1].split()
     print(f"soak: the later 15,000-fund batch stored in {written[0]} s (exit {written[1]}) during the load", flush=True)
     parts, total = [], 0
     for name, _ in MIX:

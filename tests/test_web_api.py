@@ -128,3 +128,22 @@ def test_uploads_through_the_api(loaded: Loaded, tmp_path: Path) -> None:
     stored = next(r for r in runs if r["run_id"] == job["run_id"])
     assert stored["as_of"] == "2025-05-30" and stored["source"] == "upload" and stored["funds"] == 20
     assert _runs(loaded) == before + 1
+
+
+def test_pages_and_api_do_not_wait_for_a_sqlite_writer(loaded: Loaded) -> None:
+    """While a batch holds SQLite's write lock, the rate counter lets requests through instead of waiting."""
+    if not loaded.url.startswith("sqlite"):
+        pytest.skip("PostgreSQL writes the counter row beside a batch without waiting")
+    import sqlite3
+
+    client = web_client(loaded, rate_per_minute=1000)
+    writer = sqlite3.connect(loaded.url.removeprefix("sqlite:///"), timeout=1)
+    writer.execute("BEGIN IMMEDIATE")  # what storing a batch holds
+    try:
+        start = time.monotonic()
+        r = client.get("/api/v1/funds", headers=auth(loaded.keys["a"]))
+        assert r.status_code == 200 and time.monotonic() - start < 5
+    finally:
+        writer.rollback()
+        writer.close()
+    assert client.get("/api/v1/funds", headers=auth(loaded.keys["a"])).status_code == 200

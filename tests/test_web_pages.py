@@ -84,6 +84,9 @@ def test_logout_revocation_and_expiry_end_the_session(loaded: Loaded) -> None:
     # an expired session row is refused
     sign_in(client, loaded.keys["admin"])
     assert client.get("/").status_code == 200
+    upload = client.post("/uploads", data={"csrf": "forged"}, files={"data": ("n.csv", b"a,b\n")})
+    assert upload.status_code == 403 and "/jobs/" not in upload.headers.get("location", "")
+    assert "#1" not in client.get("/uploads").text  # no job was started
     with Session(loaded.engine) as s, s.begin():
         s.execute(update(WebSession).values(expires_at=dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)))
     assert client.get("/").status_code == 303
@@ -128,7 +131,7 @@ def test_each_page_shows_exactly_the_scope(loaded: Loaded, report_folders: dict[
             assert denied.text == unknown.text  # absent, and the page names nothing
             assert d["fund_name"] not in denied.text
         if who != "admin":
-            assert client.get("/uploads").status_code == 404
+            assert client.get("/uploads").status_code == 404 and client.get("/jobs/1").status_code == 404
             other_company = CLIENT_B_COMPANY if who == "a" else CLIENT_A_COMPANY
             body = html.unescape(client.get("/funds", params={"company": other_company}).text)
             assert "평가된 펀드 0개" in body

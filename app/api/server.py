@@ -96,7 +96,7 @@ def check_rate(session: Session, settings: Settings, key_id: str) -> None:
     """Count one request for ``key_id`` in the database; raise :class:`RateLimited` past the limit."""
     if settings.rate_per_minute <= 0:
         return
-    verdict = ratelimit.hit(session, f"key:{key_id}", settings.rate_per_minute, 60)
+    verdict = ratelimit.hit_or_pass(session, f"key:{key_id}", settings.rate_per_minute, 60)
     if not verdict.allowed:
         raise RateLimited(verdict.retry_after)
 

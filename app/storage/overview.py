@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
 from evaluator.app.storage.apikeys import Principal
@@ -20,8 +20,8 @@ NEWLY_LIMIT = 50
 
 def latest_dates(session: Session, who: Principal, n: int = 2) -> list[dt.date]:
     """The newest ``n`` as-of dates holding a fund this caller may see, newest first."""
-    stmt = (select(FundResult.as_of).where(visible(who)).group_by(FundResult.as_of)
-            .order_by(FundResult.as_of.desc()).limit(n))
+    holds = exists().where(FundResult.run_id == Run.id, visible(who))  # via ix_fund_results_run_status
+    stmt = select(Run.as_of).where(holds).group_by(Run.as_of).order_by(Run.as_of.desc()).limit(n)
     return list(session.scalars(stmt))
 
 

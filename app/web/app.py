@@ -20,6 +20,7 @@ from evaluator.app.api.server import RateLimited, allow_header, create_app
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
 from evaluator.app.web.auth import LoginRequired, login_redirect
+from evaluator.app.web.cache import ScopeCache
 from evaluator.app.web.extensions import Extensions, default_extensions
 from evaluator.app.web.fonts import browser_safe_font
 from evaluator.app.web.render import make_templates, render
@@ -94,6 +95,7 @@ def create_web_app(
     ext = extensions if extensions is not None else default_extensions()
     app.state.extensions = ext
     app.state.web_nav = [link for ps in ext.page_sets for link in ps.nav]
+    app.state.page_cache = ScopeCache()
     app.state.templates = make_templates([ps.templates for ps in ext.page_sets if ps.templates])
     _register_assets(app)
     _html_errors(app)

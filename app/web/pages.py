@@ -9,10 +9,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api.server import CODE_RE, TEXT_PATTERN
 from evaluator.app.storage import overview, queries
+from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.charts import criteria_chart, distribution_chart, history_chart, metrics_chart
 from evaluator.app.web.render import render
@@ -22,19 +24,25 @@ LIST_PAGE_SIZE = 50
 Text = Annotated[str, Query(max_length=100, pattern=TEXT_PATTERN)]
 
 
-@router.get("/")
-def overview_page(request: Request, viewer: User, session: Db) -> Response:
-    who = viewer.principal
+def overview_context(session: Session, who: Principal) -> dict[str, Any]:
+    """Everything the overview shows, for one scope (cached until a batch is stored: see ScopeCache)."""
     dates = overview.latest_dates(session, who)
     latest = dates[0] if dates else None
     previous = dates[1] if len(dates) > 1 else None
     dist = queries.summary(session, who, latest) if latest else {}
     changes = overview.migrations(session, who, previous, latest) if previous and latest else None
     warnings = overview.new_batch_warnings(session, previous, latest) if latest and who.admin else []
-    return render(request, "overview.html", {
+    return {
         "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
         "changes": changes, "warnings": warnings, "chart": distribution_chart(dist) if dist else None,
-    })
+    }
+
+
+@router.get("/")
+def overview_page(request: Request, viewer: User, session: Db) -> Response:
+    who = viewer.principal
+    cache = request.app.state.page_cache
+    return render(request, "overview.html", cache.get(session, who, "overview", lambda: overview_context(session, who)))
 
 
 @router.get("/funds")
@@ -51,7 +59,8 @@ def fund_list(
     return render(request, "funds.html", {
         "items": items, "total": total, "page": page, "pages": pages,
         "filters": {"q": q, "type": type, "company": company, "grade": grade},
-        "choices": overview.choices(session, viewer.principal),
+        "choices": request.app.state.page_cache.get(session, viewer.principal, "choices",
+                                                    lambda: overview.choices(session, viewer.principal)),
     })
 
 
