@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import typer
 
@@ -18,6 +19,10 @@ def serve(
     workers: int = typer.Option(1, "--workers", help="Worker processes (state lives in the database)."),
     rate_limit: int | None = typer.Option(
         None, "--rate-limit", help="Requests per key per minute, API and pages (default 600; 0 = off)."
+    ),
+    runs: list[Path] = typer.Option(
+        None, "--runs", help="A folder of training runs, evaluations and experiments to show at /runs "
+        "(admin keys only; repeatable; read, never written).",
     ),
     forwarded_allow_ips: str = typer.Option(
         "127.0.0.1", "--forwarded-allow-ips",
@@ -36,6 +41,13 @@ def serve(
         if rate_limit < 0:
             fail("--rate-limit must be 0 (off) or more")
         os.environ[ENV_RATE] = str(rate_limit)
+    from evaluator.app.web.run_pages import ENV_RUNS
+
+    bad = [str(r) for r in runs or [] if not r.is_dir()]
+    if bad:
+        fail(f"--runs: not a folder: {', '.join(bad)}")
+    if runs:
+        os.environ[ENV_RUNS] = os.pathsep.join(str(r.resolve()) for r in runs)  # every worker scans the same
     url = service_url(db)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     engine_or_fail(url, migrate=False).dispose()  # refuse early: unreachable DB or schema not current

@@ -43,4 +43,10 @@ class Extensions:
 
 def default_extensions() -> Extensions:
     """The page sets ``evaluator serve`` includes. Add new ones here."""
-    return Extensions()
+    from evaluator.app.web.run_pages import runs_page_set_from_env
+
+    ext = Extensions()
+    runs = runs_page_set_from_env()  # `serve --runs DIR`: the run viewer, admin keys only
+    if runs is not None:
+        ext.page_sets.append(runs)
+    return ext
