@@ -28,6 +28,7 @@ from evaluator.domains.fund.metrics import (
     row_on_or_before,
     window_start_row,
 )
+from evaluator.domains.fund.outliers import find_outliers, flag_outliers, prices_of, visible
 from evaluator.domains.fund.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.readers import DataError
 from evaluator.domains.fund.results import (
@@ -203,6 +204,7 @@ def evaluate_universe(
     calendar: pd.DatetimeIndex | None = None,
     allow_unadjusted: bool = False,
     known_metrics: KnownMetrics | None = None,
+    outliers: str = "error",
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
@@ -212,6 +214,8 @@ def evaluate_universe(
     ``risk_free``: a constant annual rate or a Series of annual rates by date. ``issues``: data problems a
     loader found per fund (duplicate dates, …); those funds get status ``error``. ``known_metrics``:
     window metrics a grade history already measured for this date (see :class:`KnownMetrics`).
+    ``outliers``: what a NAV typo (:mod:`~evaluator.domains.fund.outliers`) does: ``error`` (default),
+    ``repair`` (read as missing) or ``keep`` (graded, with a warning).
     """
     rubric = dict(rubric) if rubric is not None else default_rubric()
     if (
@@ -264,7 +268,17 @@ def evaluate_universe(
     qualitative = _qualitative(rubric, meta, codes, flags)
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = _benchmark(benchmark, dates, types, flags)
-    resets = flag_unadjusted(prepared, groups, bench_levels, bench_of_fund, flags, allow=allow_unadjusted)
+    found = visible(find_outliers(levels, groups, bench_levels, bench_of_fund), dates, len(dates) - 1, as_of_ts)
+    flag_outliers(levels, prices_of(navs, codes, dates, found), dates, found, flags, outliers)
+    resets = flag_unadjusted(
+        prepared,
+        groups,
+        bench_levels,
+        bench_of_fund,
+        flags,
+        allow=allow_unadjusted,
+        ignore={i: found.rows(i) for i in found.episodes},
+    )
     errored = np.zeros(len(codes), dtype=bool)
     errored[list(flags.errors)] = True
     levels[:, errored] = np.nan
@@ -341,6 +355,7 @@ def evaluate_universe(
             "unadjusted_resets": resets,
             "allow_unadjusted": bool(allow_unadjusted),
         },
+        "outliers": {"mode": outliers, "funds": len(found.episodes)},
         "share_classes": {
             "grouped": families is not None,
             "portfolios": len({f for f in families if f is not None}) if families is not None else None,
