@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.calendar import Aligned, align_benchmark
 from evaluator.domains.fund.checks import FundFlags, check_matrix
 from evaluator.domains.fund.metrics import (
     KnownMetrics,
@@ -58,23 +59,16 @@ def _rf_series(risk_free: float | pd.Series, dates: pd.DatetimeIndex) -> np.ndar
     return np.full(len(dates), float(risk_free))
 
 
-def _align_levels(levels: pd.DataFrame, dates: pd.DatetimeIndex) -> np.ndarray:
-    levels = levels.sort_index()
-    return levels.reindex(levels.index.union(dates)).ffill().reindex(dates).to_numpy(dtype=float)
-
-
 def _benchmark(
     benchmark: pd.Series | pd.DataFrame | None, dates: pd.DatetimeIndex, types: np.ndarray, flags: FundFlags
 ) -> tuple[np.ndarray | None, np.ndarray | None, dict[str, Any]]:
+    """Benchmark levels on the market calendar, each fund's column, and what aligning them did."""
     if benchmark is None:
         return None, None, {"kind": "none"}
     if isinstance(benchmark, pd.Series):
-        levels = _align_levels(benchmark.to_frame(), dates)
-        return (
-            levels,
-            np.zeros(len(types), dtype=int),
-            {"kind": "single", "name": str(benchmark.name or "benchmark")},
-        )
+        aligned = align_benchmark(benchmark.to_frame(), dates)
+        info = {"kind": "single", "name": str(benchmark.name or "benchmark")}
+        return aligned.values, np.zeros(len(types), dtype=int), {**info, **_alignment(aligned)}
     columns = [str(c) for c in benchmark.columns]
     index = {c: i for i, c in enumerate(columns)}
     of_fund = np.array([index.get(str(t), -1) if t is not None else -1 for t in types], dtype=int)
@@ -83,7 +77,13 @@ def _benchmark(
             flags.warn(
                 int(i), f"유형 '{types[i]}'의 벤치마크가 없어 벤치마크 대비 지표를 계산하지 않았습니다"
             )
-    return _align_levels(benchmark, dates), of_fund, {"kind": "per_type", "types": columns}
+    aligned = align_benchmark(benchmark, dates)
+    return aligned.values, of_fund, {"kind": "per_type", "types": columns, **_alignment(aligned)}
+
+
+def _alignment(aligned: Aligned) -> dict[str, Any]:
+    note = aligned.note()
+    return {"ignored_dates": aligned.extra, "filled_dates": aligned.filled, **({"note": note} if note else {})}
 
 
 def _meta_column(meta: pd.DataFrame, codes: list[str], *names: str) -> np.ndarray:
@@ -349,7 +349,7 @@ def evaluate_universe(
         if isinstance(risk_free, pd.Series)
         else {"kind": "constant", "annual_rate": float(risk_free)},
         "rubric": {"name": rubric["name"], "version": rubric["version"]},
-        "calendar": prepared.info,
+        "calendar": {**prepared.info, **({"notes": [bench_info["note"]]} if "note" in bench_info else {})},
         "returns": {
             "basis_counts": {k: int(v) for k, v in pd.Series(prepared.source).value_counts().items()},
             "unadjusted_resets": resets,

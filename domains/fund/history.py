@@ -63,18 +63,7 @@ def as_of_dates(universe: Universe, start: pd.Period, end: pd.Period, freq: str 
     navs = universe.navs
     if navs.shape[0] == 0:
         raise DataError("there are no usable NAV rows to build a history from")
-    bench = universe.benchmark
-    bench_dates = None
-    if bench is not None:
-        bench_dates = pd.DatetimeIndex(
-            bench.dropna(how="all").index if isinstance(bench, pd.DataFrame) else bench.dropna().index
-        )
-    cal, _rule = market_calendar(
-        navs.to_numpy(dtype=float),
-        pd.DatetimeIndex(navs.index),
-        bench_dates,
-        universe.calendar,
-    )
+    cal, _rule = market_calendar(navs.to_numpy(dtype=float), pd.DatetimeIndex(navs.index), universe.calendar)
     if len(cal) == 0:
         cal = pd.DatetimeIndex(navs.index)
     months = cal.to_period("M")

@@ -39,7 +39,7 @@ from evaluator.domains.fund.engine import (
 from evaluator.domains.fund.history_resets import ResetScreen
 from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.metrics import window_start_row
-from evaluator.domains.fund.prepare import _benchmark_dates, _check_adjusted, fund_matrix
+from evaluator.domains.fund.prepare import _check_adjusted, fund_matrix
 from evaluator.domains.fund.resets import detect_resets
 from evaluator.domains.fund.scoring import family_codes
 from evaluator.domains.fund.total_return import (
@@ -121,7 +121,6 @@ class CrossDate:
         self.navs = frame
         self.nav_dates = pd.DatetimeIndex(frame.index)
         self.raw = fund_matrix(frame, self.codes)  # row-major, as the engine builds it
-        self.bench_dates = _benchmark_dates(benchmark)
         self.calendar_file = universe.calendar
         self.adjustments = universe.adjustments
         self.benchmark = benchmark
@@ -177,7 +176,7 @@ class CrossDate:
     # ---- one-time pieces ------------------------------------------------------------------------
     def _calendar(self, k: int) -> tuple[pd.DatetimeIndex, str]:
         dates = self.nav_dates[: k + 1]
-        cal, rule = market_calendar(self.raw[: k + 1], dates, self.bench_dates, self.calendar_file)
+        cal, rule = market_calendar(self.raw[: k + 1], dates, self.calendar_file)
         if len(cal) == 0:
             cal, rule = dates, "union"
         return cal, rule

@@ -35,14 +35,6 @@ class Prepared:
     info: dict[str, Any]
 
 
-def _benchmark_dates(benchmark: Any) -> pd.DatetimeIndex | None:
-    if benchmark is None:
-        return None
-    return pd.DatetimeIndex(
-        benchmark.dropna(how="all").index if isinstance(benchmark, pd.DataFrame) else benchmark.dropna().index
-    )
-
-
 BLOCK = 128
 """Fund columns copied per step by :func:`fund_matrix` from a column-major frame (stays in cache)."""
 ROWS = 8
@@ -100,7 +92,7 @@ def prepare(
     else:
         nav = fund_matrix(frame, codes)
     dates = pd.DatetimeIndex(frame.index)
-    cal, rule = market_calendar(nav, dates, _benchmark_dates(benchmark), calendar)
+    cal, rule = market_calendar(nav, dates, calendar)
     if len(cal) == 0:
         cal, rule = dates, "union"
     built = levels_for(nav, dates, codes, adjustments, groups, inplace=True)  # nav now holds the levels
