@@ -231,6 +231,7 @@ def run_history(
     dates: Sequence[pd.Timestamp],
     *,
     allow_unadjusted: bool = False,
+    outliers: str = "error",
     on_date: Callable[[int, int], None] | None = None,
 ) -> History:
     """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs."""
@@ -244,6 +245,7 @@ def run_history(
         headline=HEADLINE,
         row_of=lambda fund: history_row(fund, version),
         allow_unadjusted=allow_unadjusted,
+        outliers=outliers,
         on_date=on_date,
     )
     table = _table(graded.columns)
@@ -259,7 +261,12 @@ def run_history(
     for (day, key), n in tallies.items():
         counts.setdefault(str(day), {})[str(key)] = int(n)
     evaluation = evaluate_loaded(
-        universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted, known_metrics=graded.last
+        universe,
+        rubric,
+        as_of=dates[-1],
+        allow_unadjusted=allow_unadjusted,
+        outliers=outliers,
+        known_metrics=graded.last,
     )
     return History(
         table=table,

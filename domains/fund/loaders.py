@@ -19,6 +19,7 @@ import pandas as pd
 
 from evaluator.domains.fund.readers import (
     DataError,
+    canonical,
     clean_text,
     column_units,
     is_blank,
