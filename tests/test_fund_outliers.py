@@ -76,7 +76,9 @@ def _planted_universe(seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame, pd.Dat
     navs = pd.DataFrame(nav, index=dates, columns=codes)
     planted: dict[str, list[str]] = {}
     kinds = ("x10", "d10", "x100", "digit", "x10_2day", "d10_3day")
-    candidates = [c for c in codes if c not in genuine or genuine[c] in ("single_stock", "crash", "leveraged")]
+    candidates = [
+        c for c in codes if c not in genuine or genuine[c] in ("single_stock", "crash", "leveraged")
+    ]
     picked = rng.choice(candidates, 48, replace=False)
     for j, code in enumerate(picked):
         kind = kinds[j % len(kinds)]
@@ -140,14 +142,21 @@ def test_a_typo_fund_changes_no_other_funds_grade_or_score(planted: tuple) -> No
     without = evaluate_universe(navs.drop(columns=list(typos)), meta.drop(index=list(typos)), benchmark=bench)
     for f in without.funds:
         g = ev.fund(f.fund_code)
-        assert (g.status, g.grade, g.score, g.peer_percentile) == (f.status, f.grade, f.score, f.peer_percentile)
+        assert (g.status, g.grade, g.score, g.peer_percentile) == (
+            f.status,
+            f.grade,
+            f.score,
+            f.peer_percentile,
+        )
 
 
 def _small(seed: int = 1, funds: int = 24) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     dates = pd.bdate_range(end="2025-06-30", periods=252 * 4)
     r = rng.normal(3e-4, 0.008, (len(dates), funds))
-    navs = pd.DataFrame(1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(funds)])
+    navs = pd.DataFrame(
+        1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(funds)]
+    )
     return navs, pd.DataFrame({"type": "국내주식형", "set_amount": 1e11}, index=navs.columns)
 
 
@@ -186,10 +195,14 @@ def test_history_counts_a_typo_only_on_dates_whose_windows_hold_it() -> None:
     rng = np.random.default_rng(4)
     dates = pd.bdate_range("2013-01-02", "2025-06-30")
     r = rng.normal(3e-4, 0.008, (len(dates), 12))
-    navs = pd.DataFrame(1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(12)])
+    navs = pd.DataFrame(
+        1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(12)]
+    )
     row = int(dates.searchsorted(pd.Timestamp("2014-06-16")))
     navs.iloc[row, 0] *= 10
-    meta = pd.DataFrame({"type": "국내주식형", "set_amount": 1e11}, index=pd.Index(navs.columns, name="fund_code"))
+    meta = pd.DataFrame(
+        {"type": "국내주식형", "set_amount": 1e11}, index=pd.Index(navs.columns, name="fund_code")
+    )
     universe = Universe(navs=navs, meta=meta, issues={})
     rubric = default_rubric()
     months = as_of_dates(universe, parse_month("2014-03", "--from"), parse_month("2025-06", "--to"), "Q")
@@ -208,6 +221,10 @@ def test_history_counts_a_typo_only_on_dates_whose_windows_hold_it() -> None:
             for col in ("status", "grade", "score", "peer_percentile"):
                 value = got[col]
                 value = None if value is None or (not isinstance(value, str) and pd.isna(value)) else value
-                assert value == pytest.approx(expected[col]) if isinstance(value, float) else value == expected[col]
+                assert (
+                    value == pytest.approx(expected[col])
+                    if isinstance(value, float)
+                    else value == expected[col]
+                )
     repaired = run_history(universe, rubric, months[-6:], outliers="repair")
     assert repaired.table[repaired.table["fund_code"] == "F00"]["status"].eq(OK).all()

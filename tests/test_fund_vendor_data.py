@@ -27,7 +27,14 @@ DATES = pd.bdate_range("2024-01-01", periods=14)
 
 def _rows() -> list[list[str]]:
     """Five funds; A, B and C carry placeholders where KOFIA-style exports put them."""
-    price_gaps = {("A", 3): "-", ("A", 4): "—", ("A", 7): "N/A", ("A", 9): "#N/A", ("A", 11): "", ("B", 5): "n/a"}
+    price_gaps = {
+        ("A", 3): "-",
+        ("A", 4): "—",
+        ("A", 7): "N/A",
+        ("A", 9): "#N/A",
+        ("A", 11): "",
+        ("B", 5): "n/a",
+    }
     price_gaps |= {("D", k): "-" for k in range(4, 8)}  # four in a row: beyond the fill limit
     price_gaps |= {("E", k): "—" for k in range(14)}  # never priced at all
     rows = []
@@ -57,7 +64,9 @@ def _write(tmp_path: Path, kind: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["csv", "xlsx"])
-def test_placeholders_are_missing_values_in_price_distribution_and_amount_columns(tmp_path: Path, kind: str) -> None:
+def test_placeholders_are_missing_values_in_price_distribution_and_amount_columns(
+    tmp_path: Path, kind: str
+) -> None:
     universe = load_universe(_write(tmp_path, kind))
     assert set(universe.issues) == {"E"} and "모두 비어" in universe.issues["E"][0]
     a = universe.navs["A"]
@@ -113,7 +122,9 @@ def test_type_column_names_the_peer_group_and_its_absence_lists_the_candidates(t
     both = _meta_file(tmp_path, ["A", "B"], "유형", "소유형")
     assert set(load_universe(data, meta=both, type_column="소유형").meta["type"]) == {"국내주식형"}
     assert set(load_universe(data, meta=both).meta["type"]) == {"기타"}
-    result = runner.invoke(app, ["fund", "evaluate", str(data), "--meta", str(meta), "-o", str(tmp_path / "o")])
+    result = runner.invoke(
+        app, ["fund", "evaluate", str(data), "--meta", str(meta), "-o", str(tmp_path / "o")]
+    )
     assert result.exit_code != 0 and "--type-column" in result.output and "소유형" in result.output
 
 
@@ -122,8 +133,13 @@ def _universe(funds: int = 40, seed: int = 8) -> tuple[pd.DataFrame, pd.DataFram
     dates = pd.bdate_range(end="2025-06-30", periods=252 * 4)
     b = rng.normal(3e-4, 0.01, len(dates))
     r = b[:, None] * rng.uniform(0.7, 1.3, funds) + rng.normal(0, 0.004, (len(dates), funds))
-    navs = pd.DataFrame(1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(funds)])
-    meta = pd.DataFrame({"type": np.where(np.arange(funds) % 2, "국내주식형", "채권형"), "set_amount": 1e11}, index=navs.columns)
+    navs = pd.DataFrame(
+        1000 * np.cumprod(1 + r, axis=0), index=dates, columns=[f"F{i:02d}" for i in range(funds)]
+    )
+    meta = pd.DataFrame(
+        {"type": np.where(np.arange(funds) % 2, "국내주식형", "채권형"), "set_amount": 1e11},
+        index=navs.columns,
+    )
     return navs, meta, pd.Series(1000 * np.cumprod(1 + b), index=dates, name="KOSPI")
 
 
@@ -154,7 +170,16 @@ def test_a_benchmark_on_its_own_calendar_is_said_once_and_changes_no_grade(tmp_p
     own.rename_axis("date").rename("close").to_csv(tmp_path / "bench.csv")
     out = tmp_path / "out"
     result = runner.invoke(
-        app, ["fund", "evaluate", str(tmp_path / "navs.csv"), "--benchmark", str(tmp_path / "bench.csv"), "-o", str(out)]
+        app,
+        [
+            "fund",
+            "evaluate",
+            str(tmp_path / "navs.csv"),
+            "--benchmark",
+            str(tmp_path / "bench.csv"),
+            "-o",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert result.output.count("BENCHMARK is on its own calendar") == 1
@@ -169,7 +194,7 @@ def test_a_benchmark_missing_more_than_the_limit_stops_the_run() -> None:
 
 
 def test_the_grpo_task_never_trains_on_a_typo_fund(tmp_path: Path) -> None:
-    navs, meta, bench = _universe(funds=20)
+    navs, meta, _bench = _universe(funds=20)
     navs.iloc[600, 3] *= 10
     long = navs.stack().rename("기준가격").reset_index()
     long.columns = ["기준일자", "펀드코드", "기준가격"]

@@ -231,7 +231,9 @@ def describe(episodes: list[tuple[int, int]], dates: pd.DatetimeIndex, prices: n
         bits = []
         for r in range(s, e):
             price = prices[r]
-            text = f"{dates[r]:%Y-%m-%d} 기준가격 {price:,.2f}" if np.isfinite(price) else f"{dates[r]:%Y-%m-%d}"
+            text = (
+                f"{dates[r]:%Y-%m-%d} 기준가격 {price:,.2f}" if np.isfinite(price) else f"{dates[r]:%Y-%m-%d}"
+            )
             if r == s and np.isfinite(prices[s - 1]) and np.isfinite(price):
                 text += f" (전일 대비 {price / prices[s - 1] - 1:+.0%}"
                 text += ", 다음 날 원복)" if e == s + 1 else ")"
@@ -263,7 +265,9 @@ def flag_outliers(
     for i, eps in outliers.episodes.items():
         detail = describe(eps, dates, prices.get(i, levels[:, i]))
         if mode == "keep":
-            flags.warn(i, f"기준가격 이상치로 보이는 값이 있으나 그대로 평가했습니다 (--outliers keep): {detail}")
+            flags.warn(
+                i, f"기준가격 이상치로 보이는 값이 있으나 그대로 평가했습니다 (--outliers keep): {detail}"
+            )
             continue
         if mode == "repair" and all(e - s <= FILL_LIMIT for s, e in eps):
             for s, e in eps:
@@ -283,7 +287,9 @@ def flag_outliers(
     return len(outliers.episodes)
 
 
-def prices_of(navs: pd.DataFrame, codes: list[str], dates: pd.DatetimeIndex, outliers: Outliers) -> dict[int, np.ndarray]:
+def prices_of(
+    navs: pd.DataFrame, codes: list[str], dates: pd.DatetimeIndex, outliers: Outliers
+) -> dict[int, np.ndarray]:
     """The 기준가격 of each fund with an episode, on the calendar rows (for its reason)."""
     out: dict[int, np.ndarray] = {}
     for i in outliers.episodes:
