@@ -4,10 +4,15 @@ a 결산 reset) is flagged; the other funds' grades do not move; repair and keep
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from evaluator.app.cli import app
 from evaluator.domains.fund.engine import ERROR, NOT_RATED, OK, evaluate_universe
 from evaluator.domains.fund.evaluate import evaluate_loaded
 from evaluator.domains.fund.history import as_of_dates, history_row, parse_month, run_history
@@ -15,6 +20,7 @@ from evaluator.domains.fund.loaders import Universe
 from evaluator.domains.fund.outliers import NAV_OUTLIER, find_outliers
 from evaluator.domains.fund.rubric import default_rubric
 
+runner = CliRunner()
 TYPES = {"국내주식형": 0.18, "해외주식형": 0.22, "채권형": 0.03, "혼합형": 0.10}
 CRASH = 500
 """The row where every 국내주식형 fund falls with its benchmark (−25 %) and is back the next day."""
@@ -228,3 +234,39 @@ def test_history_counts_a_typo_only_on_dates_whose_windows_hold_it() -> None:
                 )
     repaired = run_history(universe, rubric, months[-6:], outliers="repair")
     assert repaired.table[repaired.table["fund_code"] == "F00"]["status"].eq(OK).all()
+
+
+def test_stored_batches_hold_the_typo_fund_as_an_error_and_the_mode_is_part_of_their_identity(
+    tmp_path: Path,
+) -> None:
+    navs, meta = _small(seed=6, funds=12)
+    navs.iloc[650, 2] *= 10
+    long = navs.stack().rename("기준가격").reset_index()
+    long.columns = ["기준일자", "펀드코드", "기준가격"]
+    long["유형"] = "국내주식형"
+    long["설정원본"] = 1e11
+    long.to_csv(tmp_path / "navs.csv", index=False)
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+
+    def run(out: str, *extra: str) -> str:
+        result = runner.invoke(
+            app,
+            ["fund", "evaluate", str(tmp_path / "navs.csv"), "-o", str(tmp_path / out), "--db", db, *extra],
+        )
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    assert "stored run 1" in run("a")
+    report = json.loads((tmp_path / "a" / "F02.json").read_text(encoding="utf-8"))
+    assert (
+        report["status"] == ERROR
+        and report["reason_codes"] == [NAV_OUTLIER]
+        and "원복" in report["errors"][0]
+    )
+    assert "stored run 2" in run(
+        "b", "--outliers", "keep"
+    )  # other grades: another batch, not "already stored"
+    bad = runner.invoke(
+        app, ["fund", "evaluate", str(tmp_path / "navs.csv"), "-o", str(tmp_path / "d"), "--outliers", "drop"]
+    )
+    assert bad.exit_code != 0 and "error, repair, keep" in bad.output

@@ -308,7 +308,7 @@ def _run_evaluate(
                 allow_unadjusted=bool(inputs.get("allow_unadjusted")),
                 outliers=str(inputs.get("outliers") or "error"),
             )
-        evaluation.inputs["provenance"] = provenance(universe.sources, doc)
+        evaluation.inputs["provenance"] = provenance({**universe.sources, **_options(inputs)}, doc)
         evaluations, run = _model_evaluations(evaluation, model_options) if model_options else (None, None)
         columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
@@ -327,6 +327,18 @@ def _run_evaluate(
     _print_summary(evaluation, outcome, [*universe.warnings, *run_notes(evaluation)])
     if evaluations is not None:
         _print_model_summary(outcome)
+
+
+def _options(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Flags that change grades on the same files are part of a stored batch's identity (only when set, so
+    a default run keeps the identity it always had)."""
+    chosen = {
+        "outliers": inputs.get("outliers") if inputs.get("outliers") not in (None, "error") else None,
+        "type_column": inputs.get("type_column"),
+        "allow_unadjusted": True if inputs.get("allow_unadjusted") else None,
+    }
+    chosen = {k: v for k, v in chosen.items() if v is not None}
+    return {"options": chosen} if chosen else {}
 
 
 def _print_inputs(universe: Any) -> None:
