@@ -239,7 +239,7 @@ def test_history_counts_a_typo_only_on_dates_whose_windows_hold_it() -> None:
 def test_stored_batches_hold_the_typo_fund_as_an_error_and_the_mode_is_part_of_their_identity(
     tmp_path: Path,
 ) -> None:
-    navs, meta = _small(seed=6, funds=12)
+    navs, _meta = _small(seed=6, funds=12)
     navs.iloc[650, 2] *= 10
     long = navs.stack().rename("기준가격").reset_index()
     long.columns = ["기준일자", "펀드코드", "기준가격"]
@@ -270,3 +270,16 @@ def test_stored_batches_hold_the_typo_fund_as_an_error_and_the_mode_is_part_of_t
         app, ["fund", "evaluate", str(tmp_path / "navs.csv"), "-o", str(tmp_path / "d"), "--outliers", "drop"]
     )
     assert bad.exit_code != 0 and "error, repair, keep" in bad.output
+
+
+def test_a_jump_on_the_last_dates_that_has_not_come_back_is_graded_with_a_warning() -> None:
+    navs, meta = _small(seed=3)
+    navs.iloc[-1, 4] *= 10  # on the as-of date itself: it may come back tomorrow, or be real
+    ev = evaluate_universe(navs, meta)
+    f = ev.fund("F04")
+    assert f.status == OK and NAV_OUTLIER not in f.reason_codes
+    assert any(
+        "평가기준일까지 돌아오지 않았습니다" in w and navs.index[-1].strftime("%Y-%m-%d") in w
+        for w in f.warnings
+    )
+    assert not any("돌아오지 않았습니다" in w for g in ev.funds if g.fund_code != "F04" for w in g.warnings)

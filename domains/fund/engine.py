@@ -268,7 +268,9 @@ def evaluate_universe(
     qualitative = _qualitative(rubric, meta, codes, flags)
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = _benchmark(benchmark, dates, types, flags)
-    found = visible(find_outliers(levels, groups, bench_levels, bench_of_fund), dates, len(dates) - 1, as_of_ts)
+    every = find_outliers(levels, groups, bench_levels, bench_of_fund)
+    found = visible(every, dates, len(dates) - 1, as_of_ts)
+    found.pending = every.pending
     flag_outliers(levels, prices_of(navs, codes, dates, found), dates, found, flags, outliers)
     resets = flag_unadjusted(
         prepared,

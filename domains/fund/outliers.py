@@ -20,8 +20,8 @@ longest window (``PERIODS``' 10 years before the as-of date) count, so an old ty
 no window contains it. Genuine moves are left alone: a crash shared with the benchmark or the peers, a
 drop that stays down (a 결산 reset: the reset detector's job), a leveraged fund whose ordinary days are
 large. Limits (``domains/fund/README.md``): a typo smaller than about 20 %, one lasting more than
-``MAX_ROWS`` dates, one in a fund's first ``MIN_OBS`` dates or on the last date (nothing to come back to
-yet) is not seen.
+``MAX_ROWS`` dates or one in a fund's first ``MIN_OBS`` dates is not seen; a jump in the last
+``MAX_ROWS`` dates that has not come back yet (it may tomorrow, or be real) only gets a warning.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ class Outliers:
     """Per fund column: its episodes as (first bad row, row where the level is back)."""
 
     episodes: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    pending: dict[int, int] = field(default_factory=dict)
+    """Funds whose price jumped in the last ``MAX_ROWS`` dates and has not come back yet: the row of the jump
+    (an episode if it comes back, a real move if it stays: the evaluation can only warn)."""
 
     def rows(self, i: int) -> set[int]:
         """The rows an episode of fund ``i`` touches (its bad rows and the return row)."""
@@ -189,8 +192,11 @@ def find_outliers(
     stayed = np.cumprod(held, axis=1).sum(axis=1)  # rows held before the first that is not
     ok = (first_back < MAX_ROWS) & (stayed >= first_back)
     ends = rows + first_back + 1
+    remaining = n - 1 - rows
+    open_ = (remaining < MAX_ROWS) & ~back.any(axis=1) & (stayed >= remaining)
+    pending = _pending(levels, rows[open_], cols[open_], jump[open_], groups, bench_levels, bench_of_fund)
     if not ok.any():
-        return Outliers(found)
+        return Outliers(found, pending)
     rows, cols, jump, ends = rows[ok], cols[ok], jump[ok], ends[ok]
     with np.errstate(all="ignore"):
         ret = x[ends, cols] - x[ends - 1, cols]
@@ -208,7 +214,28 @@ def find_outliers(
     )
     for s, e, c in zip(rows[hit].tolist(), ends[hit].tolist(), cols[hit].tolist(), strict=True):
         found.setdefault(int(c), []).append((int(s), int(e)))
-    return Outliers({c: sorted(found[c]) for c in sorted(found)})
+    return Outliers({c: sorted(found[c]) for c in sorted(found)}, pending)
+
+
+def _pending(
+    levels: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    jump: np.ndarray,
+    groups: np.ndarray,
+    bench_levels: np.ndarray | None,
+    bench_of_fund: np.ndarray | None,
+) -> dict[int, int]:
+    """Jumps in the last dates that would be an episode's first half (the same tests on the jump alone)."""
+    if rows.size == 0:
+        return {}
+    sigma = _robust_sigma(levels, rows, cols)
+    b_s, p_s = _market(levels, rows, cols, groups, bench_levels, bench_of_fund)
+    ex = _excess(jump, b_s, p_s)
+    hit = (
+        np.isfinite(sigma) & (np.abs(ex) >= np.maximum(MIN_JUMP, Z * sigma)) & (np.sign(ex) == np.sign(jump))
+    )
+    return {int(c): int(r) for r, c in zip(rows[hit].tolist(), cols[hit].tolist(), strict=True)}
 
 
 def visible(outliers: Outliers, dates: pd.DatetimeIndex, as_of_row: int, as_of: pd.Timestamp) -> Outliers:
@@ -258,10 +285,21 @@ def flag_outliers(
     ``repair`` treats the bad prices as missing: the last good level is carried over them, as for a
     missing date, up to ``FILL_LIMIT`` dates (a longer episode stays an error). ``levels`` is changed in
     place. ``prices``: a fund's 기준가격 on the same rows for the reasons (default: its levels).
+    A jump in the last dates that has not come back (``outliers.pending``) is only warned about.
     Returns the number of funds with an episode.
     """
     if mode not in MODES:
         raise ValueError(f"outliers mode must be one of {', '.join(MODES)}, not {mode!r}")
+    for i, row in outliers.pending.items():
+        shown = prices.get(i, levels[:, i])
+        if i in outliers.episodes or not (np.isfinite(shown[row]) and np.isfinite(shown[row - 1])):
+            continue
+        flags.warn(
+            i,
+            f"{dates[row]:%Y-%m-%d} 기준가격 {shown[row]:,.2f} (전일 대비 {shown[row] / shown[row - 1] - 1:+.0%})이 "
+            "펀드의 평소 변동성과 시장 움직임을 크게 벗어났고 평가기준일까지 돌아오지 않았습니다; 입력 오류라면 "
+            "이 평가는 틀리므로 다음 기준가격으로 확인하십시오",
+        )
     for i, eps in outliers.episodes.items():
         detail = describe(eps, dates, prices.get(i, levels[:, i]))
         if mode == "keep":
