@@ -73,18 +73,23 @@ def in_process(funds: int, repeat: int) -> tuple[float, float]:
     sys.path.insert(0, str(HERE))
     import fund_engine as bench
 
-    from evaluator.domains.fund.checks import FundFlags
-    from evaluator.domains.fund.engine import _benchmark, _benchmark_order, _clean_text, _meta_column
-    from evaluator.domains.fund.outliers import find_outliers, flag_outliers, prices_of, visible
-    from evaluator.domains.fund.prepare import prepare
+    from evaluator.domains.fund.engine.checks import FundFlags
+    from evaluator.domains.fund.engine.engine import (
+        benchmark_matrix,
+        benchmark_order,
+        clean_meta_text,
+        meta_column,
+    )
+    from evaluator.domains.fund.engine.outliers import find_outliers, flag_outliers, prices_of, visible
+    from evaluator.domains.fund.engine.prepare import prepare
 
     levels, meta, b = bench.build_universe(funds)
     navs, adj = bench.settle(levels)
     meta["family_code"] = bench.share_classes(meta.index)
     small = navs.columns[:50]
     bench.evaluate_universe(navs[small], meta.loc[small], benchmark=b, risk_free=0.03, adjustments=adj)
-    codes = _benchmark_order([str(c) for c in navs.columns], meta, b)
-    types = _clean_text(_meta_column(meta, codes, "type"))
+    codes = benchmark_order([str(c) for c in navs.columns], meta, b)
+    types = clean_meta_text(meta_column(meta, codes, "type"))
     groups = np.array([t if t is not None else "" for t in types], dtype=object)
     engine, detector = [], []
     for _ in range(repeat):
@@ -93,7 +98,7 @@ def in_process(funds: int, repeat: int) -> tuple[float, float]:
         engine.append(time.perf_counter() - t0)
         flags = FundFlags()
         prepared = prepare(navs, codes, None, flags, adjustments=adj, groups=groups)
-        bench_levels, of_fund, _ = _benchmark(b, prepared.dates, types, flags)
+        bench_levels, of_fund, _ = benchmark_matrix(b, prepared.dates, types, flags)
         t0 = time.perf_counter()
         found = find_outliers(prepared.levels, groups, bench_levels, of_fund)
         found = visible(found, prepared.dates, len(prepared.dates) - 1, prepared.dates[-1])

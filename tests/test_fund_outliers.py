@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.engine import ERROR, NOT_RATED, OK, evaluate_universe
-from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.history import as_of_dates, history_row, parse_month, run_history
-from evaluator.domains.fund.loaders import Universe
-from evaluator.domains.fund.outliers import NAV_OUTLIER, find_outliers
+from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.engine.engine import ERROR, NOT_RATED, OK, evaluate_universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.engine.outliers import NAV_OUTLIER, find_outliers
+from evaluator.domains.fund.history.run import as_of_dates, history_row, parse_month, run_history
 from evaluator.domains.fund.rubric import default_rubric
 
 runner = CliRunner()

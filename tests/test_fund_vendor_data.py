@@ -13,12 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.engine import ERROR, evaluate_universe
-from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.loaders import load_universe
-from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.report import build_summary
-from evaluator.domains.fund.task import load_evaluation, parse_source
+from evaluator.domains.fund.data.loaders import load_universe
+from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine.engine import ERROR, evaluate_universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.reports.report import build_summary
+from evaluator.domains.fund.task.dataset import load_evaluation, parse_source
 
 runner = CliRunner()
 HEADER = ["기준일자", "펀드코드", "펀드명", "유형", "기준가격", "분배금", "설정원본(억원)"]
