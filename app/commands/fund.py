@@ -27,7 +27,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 def check_outliers(mode: str) -> str:
     """``--outliers``: error, repair or keep (checked before any work)."""
-    from evaluator.domains.fund.outliers import MODES
+    from evaluator.domains.fund.engine.outliers import MODES
 
     mode = mode.strip().lower()
     if mode not in MODES:

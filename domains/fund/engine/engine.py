@@ -214,7 +214,7 @@ def evaluate_universe(
     ``risk_free``: a constant annual rate or a Series of annual rates by date. ``issues``: data problems a
     loader found per fund (duplicate dates, …); those funds get status ``error``. ``known_metrics``:
     window metrics a grade history already measured for this date (see :class:`KnownMetrics`).
-    ``outliers``: what a NAV typo (:mod:`~evaluator.domains.fund.outliers`) does: ``error`` (default),
+    ``outliers``: what a NAV typo (:mod:`~evaluator.domains.fund.engine.outliers`) does: ``error`` (default),
     ``repair`` (read as missing) or ``keep`` (graded, with a warning).
     """
     rubric = dict(rubric) if rubric is not None else default_rubric()
