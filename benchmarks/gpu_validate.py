@@ -31,6 +31,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -220,8 +221,6 @@ def checkpoint(name: str, args: argparse.Namespace, work: Path) -> Path:
 
 def train_check(spec: str, args: argparse.Namespace, work: Path, deadline_at: float) -> dict[str, Any]:
     """``grpo:<preset>[@len]`` or ``judge``: train a few steps in this process, measured against the plan."""
-    import shutil
-
     from evaluator.training.config import TrainConfig
     from evaluator.training.memory_plan import longest_prompt_tokens, plan_for_train_config
 
@@ -330,10 +329,22 @@ def safe(spec: str) -> str:
     return "".join(c if c.isalnum() or c in "-." else "-" for c in spec)
 
 
+_RUNNING: list[subprocess.Popen[bytes]] = []  # the child a SIGTERM to the driver must take down with it
+
+
+def stop_children(signum: int, _frame: Any) -> None:
+    """An outer ``timeout`` stops the driver: stop the running check's process group too, then exit."""
+    for proc in _RUNNING:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    raise SystemExit(128 + signum)
+
+
 def run_child(cmd: list[str], timeout: float, log_path: Path, result_path: Path) -> dict[str, Any]:
     """Run ``cmd`` in its own process group; past ``timeout`` the whole group is stopped and the row says so."""
     with log_path.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        _RUNNING[:] = [proc]
         try:
             code = proc.wait(timeout=max(timeout, 1.0))
         except subprocess.TimeoutExpired:
@@ -427,6 +438,18 @@ def child_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def work_root(cpu_smoke: bool) -> str | None:
+    """``GPU_BENCH_DIR``, else ``/dev/shm`` when it can hold a 9B bf16 checkpoint twice over (RAM is faster than
+    disk for the 16–18 GB each large check writes and reads back), else the system's temporary folder."""
+    if os.environ.get("GPU_BENCH_DIR") or cpu_smoke:
+        return os.environ.get("GPU_BENCH_DIR")
+    try:
+        free = shutil.disk_usage("/dev/shm").free
+    except OSError:
+        return None
+    return "/dev/shm" if free >= 48 * 2**30 else None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -435,7 +458,9 @@ def main(argv: list[str] | None = None) -> int:
         return child_main(args)
     if args.cpu_smoke:
         register_packs()
-    with tempfile.TemporaryDirectory(dir=os.environ.get("GPU_BENCH_DIR")) as tmp:
+    else:
+        signal.signal(signal.SIGTERM, stop_children)
+    with tempfile.TemporaryDirectory(dir=work_root(args.cpu_smoke)) as tmp:
         work = Path(tmp)
         os.environ.setdefault("EVALUATOR_CACHE", str(work / "cache"))
         rows = drive(args, work)

@@ -38,7 +38,8 @@ def test_cpu_smoke_writes_rows_stops_at_deadline_and_shows_oom_checklist(
 ) -> None:
     out = tmp_path / "out"
     argv = ["--cpu-smoke", "--out-dir", str(out), "--checks", "env", "judge", "oom", "grpo:qwen3-8b",
-            "--min-seconds", "grpo:qwen3-8b=100000", "--max-train-seconds", "0.001", "--steps", "3"]
+            "--deadline-s", "3600", "--min-seconds", "grpo:qwen3-8b=100000", "--max-train-seconds", "0.001",
+            "--steps", "3"]
     assert gv.main(argv) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(gv.OUT_FILES)
     env, judge, oom, big = _rows(out)
