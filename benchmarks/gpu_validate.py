@@ -210,7 +210,7 @@ def env_check(args: argparse.Namespace) -> dict[str, Any]:
 
 def checkpoint(name: str, args: argparse.Namespace, work: Path) -> Path:
     """The random checkpoint of ``name``'s shape, built once per run (small ones are kept for later checks)."""
-    from evaluator.training.architectures import PRESET_ARCHS
+    from evaluator.training.memory.architectures import PRESET_ARCHS
 
     folder = work / "ckpt" / name
     if not (folder / "config.json").exists():
@@ -222,7 +222,7 @@ def checkpoint(name: str, args: argparse.Namespace, work: Path) -> Path:
 def train_check(spec: str, args: argparse.Namespace, work: Path, deadline_at: float) -> dict[str, Any]:
     """``grpo:<preset>[@len]`` or ``judge``: train a few steps in this process, measured against the plan."""
     from evaluator.training.config import TrainConfig
-    from evaluator.training.memory_plan import longest_prompt_tokens, plan_for_train_config
+    from evaluator.training.memory.plan import longest_prompt_tokens, plan_for_train_config
 
     judge = spec == "judge"
     name = "qwen3-0.6b" if judge else check_key(spec).split(":", 1)[1]
@@ -280,7 +280,7 @@ def invoke_cli(argv: list[str]) -> tuple[int, str, bool]:
 
 def oom_check(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """An absurd batch with the GPU nearly full must end with the checklist, exit 2 and no traceback."""
-    from evaluator.training.memory_plan import OOM_ADVICE
+    from evaluator.training.memory.plan import OOM_ADVICE
 
     ckpt = checkpoint("qwen3-0.6b", args, work)
     ballast = None
