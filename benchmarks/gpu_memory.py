@@ -132,7 +132,9 @@ def adapter_moved(out: Path) -> bool:
     return any(torch.count_nonzero(v) > 0 for k, v in state.items() if "lora_B" in k)
 
 
-def measure_training(cfg: Any, plan: Any, *, cuda: bool, keep_logs: Path | None = None) -> dict[str, Any]:
+def measure_training(
+    cfg: Any, plan: Any, *, cuda: bool, keep_logs: Path | None = None, callbacks: tuple[Any, ...] = ()
+) -> dict[str, Any]:
     """Train ``cfg`` in this process and measure it against ``plan``; an OOM is a result, not a crash.
 
     Peak memory is ``torch.cuda.max_memory_allocated`` since this call (reset first). Generated tokens/s is end
@@ -152,7 +154,7 @@ def measure_training(cfg: Any, plan: Any, *, cuda: bool, keep_logs: Path | None 
         torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     try:
-        summary = train(cfg, progress=False)
+        summary = train(cfg, progress=False, callbacks=callbacks)
     except TrainingOOM as exc:
         result.update(status="OOM", message=str(exc), advice_shown=OOM_ADVICE in str(exc))
         summary = None

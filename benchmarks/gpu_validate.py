@@ -16,8 +16,8 @@ has it, so a run cut short still returns what it measured. Checks (``--checks``,
   OOM from a reward instead (CPU cannot run out), which exercises the same handling and reporting.
 
 On CUDA each check runs in a child process (its own peak memory; a hang or crash costs one row), killed when
-the deadline comes; the trainer itself is given the time left (``max_seconds``), so it stops after a step and
-still saves. A check is skipped when less time is left than it needs (``MIN_SECONDS``, ``--min-seconds``).
+the deadline comes; a trainer callback ends a run after the step when another would pass the deadline, so it
+still saves its adapter and row. A check is skipped when less time is left than it needs (``MIN_SECONDS``, ``--min-seconds``).
 Files written into ``--out-dir`` (at most five): ``results.jsonl`` (one row per check, appended as it ends),
 ``summary.txt`` (the table and a markdown table for ``benchmarks/README.md``, rewritten after each row),
 ``environment.json``, ``logs.tar.gz`` (each check's log and run files, rebuilt after each row), ``driver.log``.
@@ -173,8 +173,9 @@ def note(r: dict[str, Any]) -> str:
     if r.get("check") == "oom":
         return f" (exit {r.get('exit_code')}, checklist {r.get('advice_shown')}, traceback {r.get('traceback')})"
     if r.get("status") == "ok":
+        stopped = r.get("stopped_for_time") or r.get("stopped_at_deadline")
         return (f" ({r.get('steps')} steps, loss/grad finite {r.get('finite_loss_and_grad')}, LoRA moved "
-                f"{r.get('lora_moved')}{', stopped at deadline' if r.get('stopped_for_time') else ''})")
+                f"{r.get('lora_moved')}{', stopped at deadline' if stopped else ''})")
     return f" ({r['reason']})" if r.get("reason") else ""
 
 
@@ -219,6 +220,28 @@ def checkpoint(name: str, args: argparse.Namespace, work: Path) -> Path:
     return folder
 
 
+def stop_at_deadline(deadline_at: float) -> Any:
+    """A trainer callback that ends training after a step when another step of the same length would pass the
+    deadline (less what the run needs to save and report), so the run still saves its adapter and row."""
+    from transformers import TrainerCallback
+
+    class StopAtDeadline(TrainerCallback):
+        def __init__(self) -> None:
+            self.stopped, self.longest, self.began = False, 0.0, time.time()
+
+        def on_step_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            self.began = time.time()
+
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            now = time.time()
+            self.longest = max(self.longest, now - self.began)
+            if now + self.longest > deadline_at - RESERVE_S and not control.should_training_stop:
+                self.stopped = control.should_training_stop = state.global_step < state.max_steps
+            return control
+
+    return StopAtDeadline()
+
+
 def train_check(spec: str, args: argparse.Namespace, work: Path, deadline_at: float) -> dict[str, Any]:
     """``grpo:<preset>[@len]`` or ``judge``: train a few steps in this process, measured against the plan."""
     from evaluator.training.config import TrainConfig
@@ -231,12 +254,11 @@ def train_check(spec: str, args: argparse.Namespace, work: Path, deadline_at: fl
         length = min(length, 8)
     ckpt = checkpoint(name, args, work)
     out = work / "runs" / spec.replace(":", "-").replace("@", "-")
-    left = deadline_at - time.time() - RESERVE_S
     cfg = TrainConfig(
         domain=gm.BENCH_DOMAIN, model=str(ckpt), data="synthetic", limit=64, quantize="4bit", max_steps=args.steps,
         per_device_train_batch_size=args.per_device_batch, num_generations=args.num_generations,
         max_completion_length=length, lora_r=args.lora_r, output_dir=str(out), save_steps=1000, logging_steps=1,
-        max_seconds=max(1.0, min(left, args.max_train_seconds or left)),
+        max_seconds=args.max_train_seconds,
         judge={"kind": "local", "model": str(ckpt), "quantize": "4bit", "weight": 0.3, "prefill": True,
                "max_new_tokens": 16, "batch_size": 8} if judge else None,
     )
@@ -245,10 +267,13 @@ def train_check(spec: str, args: argparse.Namespace, work: Path, deadline_at: fl
     row: dict[str, Any] = {
         "model": name, "completion_length": length, "prompt_length": plan.settings.prompt_length,
         "per_device_batch": cfg.per_device_train_batch_size, "num_generations": cfg.num_generations,
-        "max_seconds": round(cfg.max_seconds, 1), "estimate_torch_bytes": plan.torch_allocated_bytes,
+        "estimate_torch_bytes": plan.torch_allocated_bytes,
         "estimate_total_bytes": plan.total_bytes, "estimate_peak_phase": plan.peak_phase,
     }
-    row.update(gm.measure_training(cfg, plan, cuda=not args.cpu_smoke, keep_logs=Path(args.logs) / out.name))
+    stop = stop_at_deadline(deadline_at)
+    row.update(gm.measure_training(cfg, plan, cuda=not args.cpu_smoke, keep_logs=Path(args.logs) / out.name,
+                                   callbacks=(stop,)))
+    row["stopped_at_deadline"] = stop.stopped
     if judge and row.get("status") == "ok":
         means = [r.get("rewards/judge/mean") for r in gm.read_metrics(out)]
         row["judge_reward_finite"] = bool(means) and all(isinstance(m, (int, float)) for m in means)

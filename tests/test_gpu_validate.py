@@ -95,3 +95,18 @@ def test_child_result_crash_and_min_seconds(tmp_path: Path) -> None:
     assert gv.min_seconds("grpo:qwen3-8b@256", {}) == gv.MIN_SECONDS["grpo:qwen3-8b"]
     assert gv.min_seconds("grpo:qwen3-8b@256", {"grpo:qwen3-8b": 5.0}) == 5.0
     assert gv.min_seconds("grpo:some-other-model", {}) == 60.0
+
+
+def test_training_stops_after_the_step_that_leaves_too_little_time() -> None:
+    from transformers import TrainerControl, TrainerState
+
+    def one_step(deadline_in: float) -> tuple[bool, bool]:
+        stop = gv.stop_at_deadline(time.time() + gv.RESERVE_S + deadline_in)
+        state, control = TrainerState(global_step=1, max_steps=5), TrainerControl()
+        stop.on_step_begin(None, state, control)
+        time.sleep(0.3)
+        stop.on_step_end(None, state, control)
+        return stop.stopped, control.should_training_stop
+
+    assert one_step(0.5) == (True, True)  # 0.3 s step, 0.2 s left before the reserve: a second step would pass it
+    assert one_step(600) == (False, False)
