@@ -120,6 +120,8 @@ def main() -> int:
     parser.add_argument("--dest", type=Path, default=Path(".gpu-wheels"))
     parser.add_argument("--python-version", default="3.12")
     parser.add_argument("--force", action="store_true", help="replace an existing bundle")
+    parser.add_argument("--datasets", default="5.2.0",
+                        help="datasets version: 5.2.0 needs pyarrow>=24 and huggingface-hub>=1.31; 5.0.0 needs pyarrow>=21")
     args = parser.parse_args()
     if args.dest.exists():
         if not args.force:
@@ -131,7 +133,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         image = {**resolve(IMAGE, args.python_version, tmp, "image"), **dict.fromkeys(TORCH_DEPS, "image")}
-        full = resolve([*IMAGE, *NEEDED], args.python_version, tmp, "full")
+        needed = [f"datasets=={args.datasets}" if n.startswith("datasets==") else n for n in NEEDED]
+        full = resolve([*IMAGE, *needed], args.python_version, tmp, "full")
         bundle = sorted(n for n in full if (n not in image or n in ALWAYS) and n not in NOT_BUNDLED)
         pip("download", "--quiet", "--no-deps", "-d", str(wheels), *target_flags(args.python_version),
             *(f"{n}=={full[n]}" for n in bundle))
