@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gpu_results
 import gpu_validate as gv  # the benchmark script under test
 
 
@@ -41,7 +42,7 @@ def test_cpu_smoke_writes_rows_stops_at_deadline_and_shows_oom_checklist(
             "--deadline-s", "3600", "--min-seconds", "grpo:qwen3-8b=100000", "--max-train-seconds", "0.001",
             "--steps", "3"]
     assert gv.main(argv) == 0
-    assert sorted(p.name for p in out.iterdir()) == sorted(gv.OUT_FILES)
+    assert sorted(p.name for p in out.iterdir()) == sorted(gpu_results.OUT_FILES)
     env, judge, oom, big = _rows(out)
     assert env["check"] == "env" and env["status"] == "ok" and env["versions"]["trl"]
     assert json.loads((out / "environment.json").read_text())["versions"] == env["versions"]
