@@ -109,6 +109,9 @@ def note(r: dict[str, Any]) -> str:
         return f" (exit {r.get('exit_code')}, checklist {r.get('advice_shown')}, traceback {r.get('traceback')})"
     if r.get("status") == "ok":
         stopped = r.get("stopped_for_time") or r.get("stopped_at_deadline")
-        return (f" ({r.get('steps')} steps, loss/grad finite {r.get('finite_loss_and_grad')}, LoRA moved "
-                f"{r.get('lora_moved')}{', stopped at deadline' if stopped else ''})")
+        res = r.get("resolved") or {}
+        how = f"{res.get('quantize')}, {res.get('dtype')}, {res.get('optim')}, checkpointing {res.get('gradient_checkpointing')}"
+        judge = f", judge {(r.get('judge') or {}).get('memory_bytes', 0) / 2**30:.2f} GiB" if r.get("judge") else ""
+        return (f" ({r.get('steps')} steps, {how}{judge}; loss/grad finite {r.get('finite_loss_and_grad')}, LoRA "
+                f"moved {r.get('lora_moved')}{', stopped at deadline' if stopped else ''})")
     return f" ({r['reason']})" if r.get("reason") else ""
