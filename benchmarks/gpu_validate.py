@@ -316,6 +316,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--oom-free-gib", type=float, default=6.0, help="GPU memory left free for the OOM check")
     parser.add_argument("--max-train-seconds", type=float, help="cap each run's max_seconds (tests the clean stop)")
     parser.add_argument("--cpu-smoke", action="store_true", help="shrunken shapes on CPU, in one process")
+    parser.add_argument("--isolate", action="store_true",
+                        help="with --cpu-smoke: one child process per check, as on CUDA (checks the driver's own path)")
     parser.add_argument("--force", action="store_true", help="replace result files already in --out-dir")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -327,6 +329,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def in_process(args: argparse.Namespace) -> bool:
+    return bool(args.cpu_smoke and not args.isolate)
+
+
 def drive(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     """Run the checks in order until the deadline; every row is recorded the moment it exists."""
     deadline_at = time.time() + args.deadline_s
@@ -335,7 +341,7 @@ def drive(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     overrides = {k: float(v) for k, _, v in (item.partition("=") for item in args.min_seconds)}
     rec = Recorder(args.out_dir, args.logs, force=args.force)
     rec.log(f"checks {' '.join(args.checks)}; deadline {args.deadline_s:.0f} s; "
-            f"{'in this process (CPU smoke)' if args.cpu_smoke else 'one child process per check'}")
+            f"{'in this process (CPU smoke)' if in_process(args) else 'one child process per check'}")
     stop_reason = None
     for spec in args.checks:
         left, need = deadline_at - time.time(), min_seconds(spec, overrides)
@@ -344,7 +350,7 @@ def drive(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
                      "reason": stop_reason or f"deadline: {left:.0f} s left, the check needs {need:.0f} s"})
             continue
         rec.log(f"start {spec} ({left:.0f} s left)")
-        if args.cpu_smoke:
+        if in_process(args):
             row = run_check(spec, args, work, deadline_at)
         else:
             result = work / "results" / f"{safe(spec)}.json"
@@ -385,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.child:
         return child_main(args)
-    if args.cpu_smoke:
+    if in_process(args):
         register_packs()
     else:
         signal.signal(signal.SIGTERM, stop_children)

@@ -111,3 +111,17 @@ def test_training_stops_after_the_step_that_leaves_too_little_time() -> None:
 
     assert one_step(0.5) == (True, True)  # 0.3 s step, 0.2 s left before the reserve: a second step would pass it
     assert one_step(600) == (False, False)
+
+
+@pytest.mark.slow
+def test_isolated_checks_run_as_on_cuda_one_child_process_each(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """``--isolate`` takes the CUDA path (a child process per check, rows read back from the children) on CPU."""
+    out = tmp_path / "out"
+    assert gv.main(["--cpu-smoke", "--isolate", "--out-dir", str(out), "--checks", "env", "oom",
+                    "--deadline-s", "3600"]) == 0
+    env, oom = _rows(out)
+    assert env["status"] == "ok" and env["imports"]["evaluator.training.grpo"] == "ok"
+    assert oom["status"] == "ok" and oom["exit_code"] == 2 and oom["advice_shown"] and not oom["traceback"]
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        assert {"logs/env.log", "logs/oom.log", "logs/oom.txt"} <= set(tar.getnames())
+    assert "one child process per check" in (out / "driver.log").read_text()
