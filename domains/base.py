@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 RewardFn = Callable[..., list[float | None]]
 """TRL-compatible reward: ``fn(completions, **dataset_columns) -> list[float | None]``."""
@@ -116,6 +116,26 @@ class MetricOption:
     flag: str
     kind: type
     help: str
+
+
+class CommandServices(Protocol):
+    """What a pack's own commands get from the application: the database and the evaluation harness live above
+    the packs, so they are handed in when the commands are mounted."""
+
+    def prepare_db(self, flag: str | None) -> str | None:
+        """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
+        ...
+
+    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
+        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
+        ...
+
+    def grade_with_model(
+        self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Generate for ``rows`` with ``model`` ({model, adapter, quantize, backend}) through the evaluation
+        harness and grade with the pack: (report, samples). Raises ``ValueError`` when the model cannot run."""
+        ...
 
 
 def option_flag(name: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:

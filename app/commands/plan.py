@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 GIB = 1024**3
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 SFT_FIELDS = (
     "domain", "model", "data", "split", "style", "language", "limit", "output_dir", "force", "quantize", "lora",
