@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from evaluator.domains.base import RewardFn, completion_text
-from evaluator.domains.fund.answer import read_answer
+from evaluator.domains.fund.answer import MAX_GRADE, read_answer, scale_problems
 from evaluator.domains.fund.reasoning import reasoning_breakdown
 from evaluator.domains.fund.verify import consistency_breakdown
 
@@ -45,11 +45,18 @@ def load_facts(text: str) -> dict[str, Any]:
     return facts
 
 
-def json_format_score(text: str) -> float:
+def scale_grades(facts: dict[str, Any] | None) -> int:
+    """How many grades the row's rubric has (facts name a scale only when it is not the default five)."""
+    spec = (facts or {}).get("grade_scale")
+    return int(spec["grades"]) if isinstance(spec, dict) else 5
+
+
+def json_format_score(text: str, grades: int = 5) -> float:
+    """``grades``: the rubric's scale; a grade beyond it breaks the schema as the static bounds cannot say."""
     answer = read_answer(text)
     if answer.obj is None:
         return 0.0
-    if answer.problems:
+    if answer.problems or scale_problems(answer.obj, grades):
         return 0.2
     return 1.0 if answer.framing == "strict" else 0.5
 
@@ -80,12 +87,14 @@ def consistency_score(text: str, facts: dict[str, Any] | None) -> float | None:
 
 
 def gold_grade(grade: Any, answer: Any = None) -> int | None:
-    """The engine's grade of a row: its ``grade`` column, else its ``answer`` (``3`` or ``"3등급"``)."""
+    """The engine's grade of a row: its ``grade`` column, else its ``answer`` (``3``, ``"3등급"``, ``"가3등급"``, ``"★★★"``)."""
     for value in (grade, answer):
         if value is None or isinstance(value, bool):
             continue
-        text = str(value).strip().removesuffix("등급").strip()
-        if text.isdigit() and 1 <= int(text) <= 5:
+        text = str(value).strip().removesuffix("등급").strip().removeprefix("가").strip()
+        if text and set(text) == {"★"} and len(text) <= MAX_GRADE:
+            return len(text)  # a star scale's answer column: "★★★★"
+        if text.isdigit() and 1 <= int(text) <= MAX_GRADE:
             return int(text)
     return None
 
@@ -116,7 +125,9 @@ class FundReward:
         texts = [completion_text(c) for c in completions]
         n = len(texts)
         if self.__name__ == "json_format":
-            return [json_format_score(t) for t in texts]
+            raw_facts = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+            grades = [scale_grades(load_facts(f)) if f is not None else 5 for f in raw_facts]
+            return [json_format_score(t, g) for t, g in zip(texts, grades, strict=True)]
         if self.__name__ == "grade_accuracy":
             grades = _column(kwargs, "grade", n)
             answers = _column(kwargs, "answer", n)
