@@ -20,9 +20,10 @@ from evaluator.methodology.ingest_criteria import (
 )
 from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, metric_id
+from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
-from evaluator.methodology.ingest_text import clean
+from evaluator.methodology.ingest_text import clean, compact
 from evaluator.methodology.rubric import rubric_domain
 
 _VERSION = re.compile(
@@ -165,9 +166,16 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     draft: dict[str, Any] = {"domain": rubric_domain(), "name": name, "version": version}
     bands = read_bands(tables, sentences, f)
     groups = read_peer_groups(tables, sentences, f)
+    marked, sentences = provisional_sentences(sentences)  # its "1년 이상" is not the regular minimum
+    provisional = read_provisional(marked, f)
+    for t in tables:
+        if t.role is None and any(MARK.search(compact(" ".join(r.cells))) for r in t.rows):
+            t.role = "provisional grades"
     eligibility = read_eligibility(sentences, groups or [], f)
     criteria = _criteria(tables, sentences, f)
     periods = read_periods(tables, sentences, (eligibility or {}).get("min_history_years"), f)
+    if provisional:
+        draft["provisional"] = provisional
     if groups:
         draft["peer_groups"] = groups
     if eligibility:
@@ -179,6 +187,10 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
         _unread_qualitative(criteria, tables, sentences, f)
     if bands:
         draft["grade_bands"] = bands
+        stars = str(bands[0]["label"]).startswith("★")
+        if stars or len(bands) != 5:
+            draft["grade_scale"] = {"grades": len(bands), "best": "high" if stars else "low",
+                                    "style": "stars" if stars else "number"}
     f.tables = [
         {"name": t.name, "pages": t.pages, "header": t.header, "rows": len(t.rows), "role": t.role} for t in tables
     ]

@@ -57,13 +57,24 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
             f.notes.append(f"other lists of 유형 in the text, not used: {others}")
         f.found("peer_groups", names, s.page, _where(s), s.text)
         return names
-    f.problem(
-        "missing",
+    looked = [t.name for t in tables] + ["sentences naming two or more …형"]
+    said = next((s for s in sentences if _CLASSIFICATION.search(s.text)), None)
+    f.found(
         "peer_groups",
-        "no list of 유형 (peer groups), e.g. '국내주식형, 채권형, 혼합형으로 구분한다' or a 유형 table",
-        [t.name for t in tables] + ["sentences naming two or more …형"],
+        None,
+        said.page if said else None,
+        _where(said) if said else "looked in: " + "; ".join(looked),
+        "the document names no list of 유형; peer_groups is left out, so every 유형 in the data is a peer group",
+    )
+    f.notes.append(
+        "no list of 유형 (peer groups) in the document"
+        + (f" ({_where(said)})" if said else "")
+        + ": every 유형 in the data will form its own peer group"
     )
     return None
+
+
+_CLASSIFICATION = re.compile(r"(?:유형|분류)[^.]{0,40}(?:따른다|따름|준용|협회|표준)|classification|peer\s*groups?\s*(?:are|follow)", re.I)
 
 
 _HISTORY_CTX = re.compile(r"운용기간|설정\s*후|설정일|경과|운용된|운용실적|운용\s*기간|track\s*record|history", re.I)

@@ -71,8 +71,9 @@ def read_batch(folder: str | Path) -> Batch:
             fund_code=line["fund_code"],
             fund_name=line["fund_name"],
             type=line["type"],
-            status=line["status"],
-            grade=line["grade"] if line["status"] == "ok" else None,
+            # a provisional grade (가등급) ranks on another window: it is kept out of the agreement statistics
+            status="provisional" if line.get("provisional") else line["status"],
+            grade=line["grade"] if line["status"] == "ok" and not line.get("provisional") else None,
             score=line["score"],
             peer_percentile=line["peer_percentile"],
             file=line["file"],

@@ -1,0 +1,76 @@
+"""Firm-style documents with the rules firms publish beyond one 1–5 ranking: 가등급 for young funds, 유형 taken
+from the data, star and 7-grade scales, and the honest refusals where such a rule is only half stated.
+
+Each builder returns PDF bytes; ``methodology_corpus.CORPUS`` pairs it with what it must read as.
+"""
+
+from __future__ import annotations
+
+from methodology_pdfdoc import Doc, spaced
+
+_ELIGIBLE = (
+    "평가기준일 현재 운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가대상으로 한다. "
+    "동일 유형 내 평가대상 펀드가 10개 미만인 경우 해당 유형은 등급을 산출하지 아니한다."
+)
+_PERIODS = "운용기간 3년 이상인 펀드는 3년 100%를 반영한다."
+_BANDS = "상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다."
+
+
+def _criteria(doc: Doc) -> Doc:
+    return doc.table([["평가지표", "가중치"], ["연환산 수익률", "40%"], ["샤프지수", "60%"]], (60, 30))
+
+
+def association_types_prose() -> bytes:
+    """No list of 유형: '협회 표준 분류를 따른다' (every 유형 in the data is a peer group), prose bands."""
+    d = Doc("HYSMyeongJo-Medium").p("C펀드평가 등급 산정 기준 (개정 2024.06)")
+    d.p("펀드 유형은 금융투자협회 표준 분류를 따른다.").p(_ELIGIBLE).p(_PERIODS)
+    return _criteria(d).p(_BANDS).build()
+
+
+def provisional_prose() -> bytes:
+    """A Zeroin-style 가등급 rule in prose, next to the regular rules whose '3년 이상' it must not disturb."""
+    d = Doc("HYSMyeongJo-Medium").p("제로펀드평가 펀드등급 방법론 (개정 2025.01)")
+    d.p("평가 유형은 국내주식형, 채권형, 혼합형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
+    d.p("운용기간 1년 이상 3년 미만인 펀드는 최근 1년 성과로 동일 유형 내 순위를 매겨 가등급을 부여한다.")
+    d.p("운용기간 1년 미만인 펀드는 등급을 부여하지 아니한다.")
+    return _criteria(d).p(_BANDS).build()
+
+
+def provisional_table_spaced() -> bytes:
+    """The 가등급 rule as a table row, letter-spaced the way HWP exports justify text; 잠정등급 wording."""
+    d = Doc("HYGothic-Medium").p(spaced("D평가 펀드 잠정등급 기준") + " (개정 2023.03)")
+    d.p("평가 유형은 국내주식형, 채권형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
+    d.table(
+        [["구분", "운용기간", "평가기간"], [spaced("잠정등급"), "1년 이상 3년 미만", "1년"]],
+        (40, 60, 30),
+    )
+    return _criteria(d).p(_BANDS).build()
+
+
+def star_table() -> bytes:
+    """Morningstar-style stars in a table, 5★ best, shares from the best band down."""
+    d = Doc("HYSMyeongJo-Medium").p("Star Rating Methodology 별등급 (ver. 2024.1)")
+    d.p("평가 유형은 국내주식형, 채권형, 혼합형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
+    d = _criteria(d)
+    d.table(
+        [["등급", "비율"], ["★★★★★", "10%"], ["★★★★", "22.5%"], ["★★★", "35%"], ["★★", "22.5%"], ["★", "10%"]],
+        (40, 30),
+    )
+    return d.build()
+
+
+def seven_grades_prose() -> bytes:
+    """Seven grades with 1 best, in one sentence."""
+    d = Doc("HYSMyeongJo-Medium").p("E평가 7단계 등급 방법론 (개정 2022.09)")
+    d.p("평가 유형은 국내주식형, 채권형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
+    d = _criteria(d)
+    d.p("1등급 상위 5%, 2등급 다음 10%, 3등급 다음 15%, 4등급 다음 40%, 5등급 다음 15%, 6등급 다음 10%, 7등급 나머지 5%.")
+    return d.build()
+
+
+def refused_provisional_no_window() -> bytes:
+    """A 가등급 range with no window it is graded on: refused, not guessed."""
+    d = Doc("HYSMyeongJo-Medium").p("F평가 방법론 (개정 2024.02)")
+    d.p("평가 유형은 국내주식형, 채권형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
+    d.p("운용기간 1년 이상 3년 미만인 펀드에는 가등급을 부여한다.")
+    return _criteria(d).p(_BANDS).build()
