@@ -300,7 +300,7 @@ def test_seven_grades_are_read_and_a_band_table_shorter_than_the_text_is_refused
     rubric = ingest_pdf(_write(tmp_path, "seven", _weights_doc(rows, bands=bands)))
     assert rubric["grade_scale"] == {"grades": 7, "best": "low", "style": "number"}
     assert [b["grade"] for b in rubric["grade_bands"]] == [1, 2, 3, 4, 5, 6, 7]
-    five = "상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급. 7등급은 부여하지 않는다."
+    five = "상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다. 7등급 펀드는 별도로 관리한다."
     with pytest.raises(IngestError, match=r"bands for 5 grades but the text names 7등급"):
         ingest_pdf(_write(tmp_path, "short", _weights_doc(rows, bands=five)))
 
