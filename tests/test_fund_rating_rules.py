@@ -1,0 +1,254 @@
+"""Rating rules firms publish: 가등급 for young funds, peer groups from the data, other scales, weights per 유형."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluator.domains.fund.engine import NOT_RATED, OK, evaluate_universe
+from evaluator.domains.fund.report import build_report, build_summary, report_schema, scale_problems, summary_schema
+from evaluator.methodology.rubric import RubricError, rubric_problems, validate_rubric
+from evaluator.methodology.schemas import schema_problems
+
+END = "2025-06-30"
+TYPES = ("국내주식형", "채권형")
+
+
+def _rubric(**extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "domain": "fund",
+        "name": "규칙 시험",
+        "version": "1",
+        "peer_groups": list(TYPES),
+        "eligibility": {"min_history_years": 3, "min_set_amount_krw": 0, "min_peer_group_size": 3},
+        "period_weights": [
+            {"min_history_years": 3, "weights": {"3y": 100}},
+            {"min_history_years": 5, "weights": {"3y": 40, "5y": 60}},
+        ],
+        "criteria": [
+            {"id": "ret", "name": "수익률", "weight": 40, "metrics": [{"metric": "annualized_return", "weight": 100}]},
+            {
+                "id": "risk",
+                "name": "위험",
+                "weight": 60,
+                "metrics": [
+                    {"metric": "annualized_volatility", "weight": 50},
+                    {"metric": "max_drawdown", "weight": 50},
+                ],
+            },
+        ],
+        "grade_bands": [
+            {"grade": g, "label": f"{g}등급", "share": s} for g, s in zip(range(1, 6), (10, 22.5, 35, 22.5, 10))
+        ],
+    }
+    doc.update(extra)
+    return validate_rubric(doc)
+
+
+PROVISIONAL = {"min_history_years": 1, "max_history_years": 3, "window": "1y"}
+
+
+def _universe(seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """Mature (3–9 years), young (1–3 years) and under-a-year funds of two 유형, with their history in years."""
+    rng = np.random.default_rng(seed)
+    dates = pd.bdate_range(end=END, periods=252 * 9 + 5)
+    histories: dict[str, float] = {}
+    for t, fund_type in enumerate(TYPES):
+        for i in range(14):
+            histories[f"M{t}{i:02d}"] = rng.uniform(3.2, 9.0)
+        for i in range(9):
+            histories[f"Y{t}{i:02d}"] = rng.uniform(1.1, 2.9)
+        for i in range(3):
+            histories[f"U{t}{i:02d}"] = rng.uniform(0.3, 0.9)
+    codes = list(histories)
+    r = rng.normal(3e-4, 0.01, (len(dates), len(codes))) + rng.normal(0, 3e-4, len(codes))
+    navs = pd.DataFrame(1000 * np.cumprod(1 + r, axis=0), index=dates, columns=codes)
+    as_of = pd.Timestamp(END)
+    for c, years in histories.items():
+        navs.loc[navs.index < as_of - pd.Timedelta(days=int(years * 365.25)), c] = np.nan
+    meta = pd.DataFrame(
+        {"fund_name": [f"펀드 {c}" for c in codes], "type": [TYPES[int(c[1])] for c in codes], "set_amount": 1e11},
+        index=codes,
+    )
+    return navs, meta, histories
+
+
+def _pct_rank(values: np.ndarray, higher: bool) -> np.ndarray:
+    """0–100 percentile with average ranks for ties (independent of the engine's sort)."""
+    v = values if higher else -values
+    out = np.full(len(v), np.nan)
+    ok = np.isfinite(v)
+    x = v[ok]
+    ranks = np.array([np.sum(x < a) + (np.sum(x == a) + 1) / 2 for a in x])
+    n = len(x)
+    out[ok] = (ranks - 1) / (n - 1) * 100 if n > 1 else 50.0
+    return out
+
+
+def _expected_provisional(ev: Any, rubric: dict[str, Any]) -> dict[str, tuple[float, int]]:
+    """The stated rule, computed directly: 1y scores of every eligible fund with ≥ 1 year, ranked per 유형."""
+    out: dict[str, tuple[float, int]] = {}
+    for fund_type in TYPES:
+        pool = [
+            f for f in ev.funds
+            if f.type == fund_type and f.history_years is not None and f.metrics.get("1y") and (
+                (f.status == OK) or any("가등급" in w for w in f.warnings)
+            )
+        ]
+        m = {k: np.array([f.metrics["1y"][k] for f in pool], dtype=float)
+             for k in ("annualized_return", "annualized_volatility", "max_drawdown")}
+        ret = _pct_rank(m["annualized_return"], True)
+        risk = (_pct_rank(m["annualized_volatility"], False) + _pct_rank(m["max_drawdown"], True)) / 2
+        score = 0.4 * ret + 0.6 * risk
+        top = np.array([(np.sum(score > s) + 1) / len(score) * 100 for s in score])
+        bounds = np.cumsum([b["share"] for b in rubric["grade_bands"]])
+        grades = np.array([int(np.argmax(t <= bounds + 1e-9)) + 1 for t in top])
+        for f, s, g in zip(pool, score, grades, strict=True):
+            out[f.fund_code] = (float(s), int(g))
+    return out
+
+
+def test_provisional_grades_leave_mature_grades_alone_and_follow_the_stated_rule() -> None:
+    navs, meta, histories = _universe()
+    plain = evaluate_universe(navs, meta, _rubric(), as_of=END)
+    rule = _rubric(provisional=PROVISIONAL)
+    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    for before, after in zip(plain.funds, ev.funds, strict=True):
+        if before.status == OK:  # every mature fund: the same grade and score, to the last bit
+            assert (after.grade, after.score, after.peer_percentile) == (before.grade, before.score, before.peer_percentile)
+            assert not after.provisional
+    expected = _expected_provisional(ev, rule)
+    young = [f for f in ev.funds if f.fund_code.startswith("Y")]
+    assert young and all(f.status == OK and f.provisional for f in young)
+    for f in young:
+        score, grade = expected[f.fund_code]
+        assert f.score == pytest.approx(score, abs=1e-9) and f.grade == grade
+        assert f.grade_label == f"가{grade}등급" and f.period_weights == {"1y": 100.0}
+        assert f.peer_group_size == 14 + 9 and not f.errors
+    for f in (f for f in ev.funds if f.fund_code.startswith("U")):
+        assert f.status == NOT_RATED and f.grade is None
+        assert any("가등급 최소 운용기간 1년에도 못 미칩니다" in e for e in f.errors)
+    assert {g for _, g in expected.values()} >= {1, 5}
+
+
+def test_provisional_reports_summary_and_korean_text() -> None:
+    navs, meta, _ = _universe()
+    rule = _rubric(provisional=PROVISIONAL)
+    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    young = next(f for f in ev.funds if f.provisional)
+    report = build_report(young, rule)
+    assert schema_problems(report, report_schema()) == [] and scale_problems(report, rule) == []
+    assert report["provisional"] is True and report["grade_label"].startswith("가")
+    assert "가등급(잠정 등급)" in report["summary_ko"] and "1년 성과로" in report["summary_ko"]
+    mature = next(f for f in ev.funds if f.status == OK and not f.provisional)
+    assert "provisional" not in build_report(mature, rule)
+    summary = build_summary(ev, {f.fund_code: f"{f.fund_code}.json" for f in ev.funds})
+    assert schema_problems(summary, summary_schema()) == []
+    assert summary["status_counts"]["provisional"] == 18
+    row = summary["grade_distribution"]["채권형"]
+    assert sum(row[str(g)] for g in range(1, 6)) == 14 and sum(row[f"p{g}"] for g in range(1, 6)) == 9
+    assert row["not_rated"] == 3 and row["total"] == 26
+    assert sum(f["provisional"] for f in summary["funds"] if "provisional" in f) == 18
+
+
+def test_a_half_stated_provisional_rule_is_explained() -> None:
+    problems = rubric_problems({**_rubric(), "provisional": {"min_history_years": 1, "max_history_years": 5, "window": "3y"}})
+    assert any("window 3y is longer than the 1 years" in p for p in problems)
+    assert any("beyond the 3 years from which funds get regular grades" in p for p in problems)
+
+
+def test_without_peer_groups_every_type_in_the_data_is_a_group() -> None:
+    navs, meta, _ = _universe()
+    meta = meta.copy()
+    meta.loc[meta.index[:14:2], "type"] = "해외주식형"  # a 유형 the listed rubric does not name
+    listed = evaluate_universe(navs, meta, _rubric(), as_of=END)
+    free = _rubric()
+    del free["peer_groups"]
+    data = evaluate_universe(navs, meta, validate_rubric(free), as_of=END)
+    foreign = [f for f in listed.funds if f.type == "해외주식형"]
+    assert all(f.status == NOT_RATED and "동류그룹" in f.errors[0] for f in foreign)
+    assert {f.type for f in data.funds if f.status == OK} == {"해외주식형", "국내주식형", "채권형"}
+    for a, b in zip(listed.funds, data.funds, strict=True):
+        if a.status == OK:
+            assert (a.grade, a.score) == (b.grade, b.score)
+
+
+BOND = [
+    {"id": "ret", "name": "수익률", "weight": 20, "metrics": [{"metric": "annualized_return", "weight": 100}]},
+    {"id": "risk", "name": "위험", "weight": 80, "metrics": [
+        {"metric": "annualized_volatility", "weight": 70}, {"metric": "max_drawdown", "weight": 30}]},
+]
+
+
+def test_weights_per_type_give_exactly_the_single_type_rubric_grade_and_score() -> None:
+    navs, meta, _ = _universe()
+    per_type = _rubric(criteria_by_type={"채권형": BOND}, provisional=PROVISIONAL)
+    only_bond = _rubric(criteria=BOND, provisional=PROVISIONAL)
+    general = _rubric(provisional=PROVISIONAL)
+    ev = evaluate_universe(navs, meta, per_type, as_of=END)
+    bond = evaluate_universe(navs, meta, only_bond, as_of=END)
+    equity = evaluate_universe(navs, meta, general, as_of=END)
+    for f in ev.funds:
+        ref = (bond if f.type == "채권형" else equity).fund(f.fund_code)
+        assert (f.status, f.grade, f.score, f.provisional, f.criterion_scores) == (
+            ref.status, ref.grade, ref.score, ref.provisional, ref.criterion_scores
+        )
+    graded = next(f for f in ev.funds if f.type == "채권형" and f.status == OK)
+    report = build_report(graded, per_type)
+    assert schema_problems(report, report_schema()) == []
+    assert report["criteria_weights"]["risk"] == {"name": "위험", "weight": 80.0,
+                                                  "metrics": {"annualized_volatility": 70.0, "max_drawdown": 30.0}}
+    assert any(f.score != bond.fund(f.fund_code).score for f in equity.funds if f.type == "채권형" and f.score)
+
+
+def test_per_type_criteria_are_checked_like_the_general_ones() -> None:
+    bad = copy.deepcopy(BOND)
+    bad[1]["metrics"][0]["weight"] = 60
+    problems = rubric_problems({**_rubric(), "criteria_by_type": {"채권형": bad, "주식형": BOND}})
+    assert any(p.startswith("for 유형 '채권형': metric weights of criterion 'risk' add up to 90") for p in problems)
+    assert any("'주식형' name a 유형 that is not one of the peer groups" in p for p in problems)
+
+
+def _scaled(grades: int, stars: bool) -> dict[str, Any]:
+    shares = np.full(grades, 100 / grades)
+    order = list(range(grades, 0, -1)) if stars else list(range(1, grades + 1))
+    label = (lambda g: "★" * g) if stars else (lambda g: f"{g}등급")
+    bands = [{"grade": g, "label": label(g), "share": float(s)} for g, s in zip(order, shares, strict=True)]
+    scale = {"grades": grades, "best": "high" if stars else "low", "style": "stars" if stars else "number"}
+    return _rubric(grade_bands=bands, grade_scale=scale)
+
+
+@pytest.mark.parametrize(("grades", "stars"), [(7, False), (5, True), (3, False), (10, True)])
+def test_reports_and_summaries_of_other_scales_validate(grades: int, stars: bool) -> None:
+    navs, meta, _ = _universe()
+    rubric = _scaled(grades, stars)
+    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    rated = [f for f in ev.funds if f.status == OK]
+    best = grades if stars else 1
+    top = min(rated, key=lambda f: f.peer_percentile or 100)
+    assert top.grade == best and top.grade_label == ("★" * grades if stars else "1등급")
+    assert {f.grade for f in rated} == set(range(1, grades + 1))
+    for f in rated:
+        report = build_report(f, rubric)
+        assert schema_problems(report, report_schema()) == [] and scale_problems(report, rubric) == []
+    summary = build_summary(ev, {})
+    assert schema_problems(summary, summary_schema()) == [] and scale_problems(summary, rubric) == []
+    row = summary["grade_distribution"]["국내주식형"]
+    assert list(row)[:grades] == [str(g) for g in (range(grades, 0, -1) if stars else range(1, grades + 1))]
+    assert list(summary["peer_context"]["국내주식형"]["grade_counts"]) == list(row)[:grades]
+    wrong = {**build_report(top, rubric), "grade": grades + 1} if grades < 10 else None
+    if wrong:
+        assert schema_problems(wrong, report_schema()) == [] and scale_problems(wrong, rubric)
+
+
+def test_a_scale_that_does_not_match_its_bands_is_explained() -> None:
+    bands = [{"grade": g, "label": f"{g}등급", "share": 20} for g in range(1, 6)]
+    with pytest.raises(RubricError, match="missing grade band for ★★★★★★★; bands must cover ★★★★★★★ to ★"):
+        validate_rubric({**_rubric(), "grade_bands": bands, "grade_scale": {"grades": 7, "best": "high", "style": "stars"}})
+    stars = [{"grade": g, "label": "★" * g, "share": 20} for g in range(1, 6)]
+    with pytest.raises(RubricError, match="listed from ★★★★★ \\(best\\) to ★"):
+        validate_rubric({**_rubric(), "grade_bands": stars, "grade_scale": {"grades": 5, "best": "high", "style": "stars"}})
