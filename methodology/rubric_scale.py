@@ -42,12 +42,6 @@ class GradeScale:
     def worst_grade(self) -> int:
         return self.best_first()[-1]
 
-    def describe_ko(self) -> str:
-        """One Korean phrase for prompts and reports, e.g. ``1~5등급(1등급이 최우수)`` or ``별 1~5개(★★★★★가 최우수)``."""
-        if self.style == "stars":
-            return f"별 1~{self.grades}개({self.label(self.best_grade())}가 최우수)"
-        return f"1~{self.grades}등급({self.label(self.best_grade())}이 최우수)"
-
 
 DEFAULT_SCALE = GradeScale()
 

@@ -252,3 +252,91 @@ def test_a_scale_that_does_not_match_its_bands_is_explained() -> None:
     stars = [{"grade": g, "label": "★" * g, "share": 20} for g in range(1, 6)]
     with pytest.raises(RubricError, match="listed from ★★★★★ \\(best\\) to ★"):
         validate_rubric({**_rubric(), "grade_bands": stars, "grade_scale": {"grades": 5, "best": "high", "style": "stars"}})
+
+
+def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path: Any) -> None:
+    """A star methodology PDF → rubric → grades (5★ best) → reports → agreement → the fund task's rewards."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from sklearn.metrics import cohen_kappa_score
+    from typer.testing import CliRunner
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from methodology_docs_rules import star_table
+
+    from evaluator.app.cli import app
+    from evaluator.domains.fund.batch import write_reports
+    from evaluator.domains.fund.facts import facts_json, universe_facts
+    from evaluator.domains.fund.prompts import user_prompt
+    from evaluator.domains.fund.rewards import FundReward
+    from evaluator.methodology.pdf_ingest import ingest_pdf
+
+    pdf = tmp_path / "stars.pdf"
+    pdf.write_bytes(star_table())
+    rubric = ingest_pdf(pdf)
+    assert rubric["grade_scale"] == {"grades": 5, "best": "high", "style": "stars"}
+    rubric_path = tmp_path / "rubric.json"
+    rubric_path.write_text(json.dumps(rubric, ensure_ascii=False), encoding="utf-8")
+    navs, meta, _ = _universe()
+    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    rated = [f for f in ev.funds if f.status == OK]
+    top = min(rated, key=lambda f: f.peer_percentile or 100)
+    bottom = max(rated, key=lambda f: f.peer_percentile or 0)
+    assert (top.grade, top.grade_label, bottom.grade, bottom.grade_label) == (5, "★★★★★", 1, "★")
+    outcome = write_reports(ev, tmp_path / "reports")
+    for name in outcome.files.values():
+        doc = json.loads((tmp_path / "reports" / name).read_text(encoding="utf-8"))
+        assert schema_problems(doc, report_schema()) == [] and scale_problems(doc, rubric) == []
+    assert "★★★★★" in build_report(top, rubric)["summary_ko"]
+
+    lines, experts, engine = ["펀드코드,등급"], [], []
+    for i, f in enumerate(rated):
+        g = min(5, max(1, f.grade + (1 if i % 4 == 0 else 0) - (1 if i % 7 == 0 else 0)))
+        lines.append(f"{f.fund_code},{'★' * g}")
+        experts.append(g)
+        engine.append(f.grade)
+    (tmp_path / "experts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["fund", "agreement", str(tmp_path / "reports"), "--experts",
+                                      str(tmp_path / "experts.csv"), "--rubric", str(rubric_path), "--out",
+                                      str(tmp_path / "ag"), "--resamples", "0"])
+    assert result.exit_code == 0, result.output
+    eng = json.loads((tmp_path / "ag" / "agreement.json").read_text(encoding="utf-8"))["overall"]["engine"]
+    assert eng["exact"]["rate"] == pytest.approx(np.mean(np.array(experts) == np.array(engine)))
+    assert eng["kappa"] == pytest.approx(cohen_kappa_score(experts, engine, weights="quadratic", labels=[1, 2, 3, 4, 5]))
+
+    facts = universe_facts(ev)[top.fund_code]
+    assert facts["grade"] == 5 and facts["grade_scale"]["best"] == "high"
+    assert [b["grade"] for b in facts["bands"]] == [5, 4, 3, 2, 1]
+    assert "별 개수 1~5 정수, 5가 최우수" in user_prompt(facts, rubric)
+    row = {"grade": [5, 5, 5, 5], "facts": [facts_json(facts)] * 4}
+    answers = [json.dumps({"grade": g, "score": 90.0, "criteria": {}, "rationale_ko": "상위권입니다."}) for g in (5, 4, 3, 6)]
+    assert FundReward("grade_accuracy")(answers, **row) == [1.0, 0.5, 0.0, 0.0]
+    assert FundReward("json_format")(answers, **row)[3] == 0.2  # 6★ is off this scale
+
+
+def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights() -> None:
+    from evaluator.domains.fund.facts import facts_json, universe_facts
+    from evaluator.domains.fund.prompts import user_prompt
+    from evaluator.domains.fund.reference import reference_json
+    from evaluator.domains.fund.rewards import FundReward
+
+    navs, meta, _ = _universe()
+    rubric = _rubric(provisional=PROVISIONAL, criteria_by_type={"채권형": BOND})
+    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    facts = universe_facts(ev)
+    young = next(f for f in ev.funds if f.provisional and f.type == "채권형")
+    mature = next(f for f in ev.funds if f.status == OK and not f.provisional and f.type == "국내주식형")
+    fy, fm = facts[young.fund_code], facts[mature.fund_code]
+    assert fy["provisional"] is True and "provisional" not in fm
+    assert fy["bands"][0]["label"] == "가1등급" and fm["bands"][0]["label"] == "1등급"
+    prompt = user_prompt(fy, rubric)
+    assert "가등급: 운용기간이 짧아 1년 성과만으로" in prompt
+    assert "위험[risk] 80 (연환산 변동성 70·최대낙폭 30)" in prompt  # the bond weights that applied
+    assert "위험[risk] 60 (연환산 변동성 50·최대낙폭 50)" in user_prompt(fm, rubric)
+    for f, fx in ((young, fy), (mature, fm)):
+        row = {"grade": [f.grade], "facts": [facts_json(fx)]}
+        answer = [reference_json(fx)]
+        assert FundReward("grade_accuracy")(answer, **row) == [1.0]
+        assert FundReward("consistency")(answer, **row) == [1.0]

@@ -107,7 +107,8 @@ def answer_line(facts: Mapping[str, Any]) -> str:
         return ANSWER_LINE
     scale = GradeScale(int(spec["grades"]), str(spec["best"]), str(spec["style"]))
     unit = "별 개수 " if scale.style == "stars" else ""
-    said = f"등급({unit}1~{scale.grades} 정수, {scale.best_grade()}이 최우수)"
+    best = scale.best_grade()
+    said = f"등급({unit}1~{scale.grades} 정수, {best}{'가' if best in (2, 4, 5, 9) else '이'} 최우수)"  # 이/가 by sound
     return ANSWER_LINE.replace("등급(1~5 정수)", said)
 
 

@@ -61,11 +61,12 @@ def json_format_score(text: str, grades: int = 5) -> float:
     return 1.0 if answer.framing == "strict" else 0.5
 
 
-def grade_accuracy_score(text: str, engine_grade: Any) -> float | None:
+def grade_accuracy_score(text: str, engine_grade: Any, grades: int = 5) -> float | None:
+    """``grades``: the rubric's scale; a grade off it earns nothing, even one band from the engine's."""
     if engine_grade is None:
         return None
     stated = read_answer(text).grade("strict")
-    if stated is None:
+    if stated is None or stated > grades:
         return 0.0
     off = abs(stated - int(engine_grade))
     return 1.0 if off == 0 else 0.5 if off == 1 else 0.0
@@ -124,16 +125,16 @@ class FundReward:
     def __call__(self, completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         texts = [completion_text(c) for c in completions]
         n = len(texts)
+        raw_facts = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+        scales = [scale_grades(load_facts(f)) if f is not None else 5 for f in raw_facts]
         if self.__name__ == "json_format":
-            raw_facts = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
-            grades = [scale_grades(load_facts(f)) if f is not None else 5 for f in raw_facts]
-            return [json_format_score(t, g) for t, g in zip(texts, grades, strict=True)]
+            return [json_format_score(t, g) for t, g in zip(texts, scales, strict=True)]
         if self.__name__ == "grade_accuracy":
             grades = _column(kwargs, "grade", n)
             answers = _column(kwargs, "answer", n)
             golds = [gold_grade(g, a) for g, a in zip(grades, answers, strict=True)]
-            return [grade_accuracy_score(t, g) for t, g in zip(texts, golds, strict=True)]
-        raw = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+            return [grade_accuracy_score(t, g, k) for t, g, k in zip(texts, golds, scales, strict=True)]
+        raw = raw_facts
         facts = [load_facts(f) if f is not None else None for f in raw]
         if self.__name__ == "reasoning_quality":
             return [reasoning_quality_score(t, f, r) for t, f, r in zip(texts, facts, raw, strict=True)]
