@@ -23,6 +23,7 @@ from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
+from evaluator.methodology.ingest_types import per_type_coverage, read_per_type
 from evaluator.methodology.ingest_text import clean, compact
 from evaluator.methodology.rubric import rubric_domain
 
@@ -75,6 +76,9 @@ def _weights_said(built: dict[str, Any] | None) -> str:
 
 def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> dict[str, Any] | None:
     totals = stated_totals(sentences)
+    per_type = read_per_type(tables, totals, f)
+    if per_type is not None:  # one 배점 column (or one table) per 유형
+        return per_type or None
     candidates: list[tuple[Table, dict[str, Any] | None, Findings]] = []
     unweighted: list[tuple[Table, dict[str, Any] | None, Findings]] = []
     for t in tables:
@@ -185,6 +189,7 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     if criteria:
         draft.update(criteria)
         _unread_qualitative(criteria, tables, sentences, f)
+        per_type_coverage(draft, f)
     if bands:
         draft["grade_bands"] = bands
         stars = str(bands[0]["label"]).startswith("★")

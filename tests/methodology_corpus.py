@@ -38,8 +38,12 @@ from methodology_docs_rules import (
     provisional_prose,
     provisional_table_spaced,
     refused_provisional_no_window,
+    refused_type_without_weights,
     seven_grades_prose,
     star_table,
+    weights_per_type_categories,
+    weights_per_type_columns,
+    weights_per_type_tables,
 )
 from methodology_pdfdoc import EOK, Doc, spaced
 
@@ -59,6 +63,8 @@ class Case:
     refusal: tuple[str, ...] = ()
     provisional: dict[str, Any] | None = None
     grade_scale: dict[str, Any] | None = None
+    by_type: dict[str, dict[str, float]] | None = None
+    """Effective metric weights per 유형, when they differ by 유형."""
 
 
 STANDARD_BANDS = [10.0, 22.5, 35.0, 22.5, 10.0]
@@ -68,8 +74,10 @@ _RULES_WEIGHTS = {"annualized_return": 0.4, "sharpe": 0.6}
 
 
 def _rules_case(name: str, build: Callable[[], bytes], groups: list[str] | None, **kw: Any) -> Case:
+    by_type = kw.get("by_type")
+    effective = kw.pop("effective", _RULES_WEIGHTS) or next(iter(by_type.values()))
     return Case(
-        name, build, effective=_RULES_WEIGHTS, periods=[(3, {"3y": 100})], bands=kw.pop("bands", STANDARD_BANDS),
+        name, build, effective=effective, periods=[(3, {"3y": 100})], bands=kw.pop("bands", STANDARD_BANDS),
         eligibility=_RULES_ELIGIBILITY, peer_groups=groups, **kw,
     )
 
@@ -91,6 +99,32 @@ RULE_CASES = [
     _rules_case(
         "seven_grades_prose", seven_grades_prose, ["국내주식형", "채권형"], bands=[5.0, 10, 15, 40, 15, 10, 5],
         grade_scale={"grades": 7, "best": "low", "style": "number"},
+    ),
+    _rules_case(
+        "weights_per_type_columns", weights_per_type_columns, ["주식형", "채권형"],
+        effective=None,
+        by_type={
+            "주식형": {"annualized_return": 0.4, "sharpe": 0.3, "annualized_volatility": 0.15, "max_drawdown": 0.15},
+            "채권형": {"annualized_return": 0.2, "sharpe": 0.2, "annualized_volatility": 0.35, "max_drawdown": 0.25},
+        },
+    ),
+    _rules_case(
+        "weights_per_type_categories", weights_per_type_categories, ["주식형", "채권형"],
+        effective=None,
+        by_type={
+            "주식형": {"annualized_return": 0.5, "annualized_volatility": 0.25, "max_drawdown": 0.25},
+            "채권형": {"annualized_return": 0.3, "annualized_volatility": 0.4, "max_drawdown": 0.3},
+        },
+    ),
+    _rules_case(
+        "weights_per_type_tables", weights_per_type_tables, ["주식형", "채권형"],
+        effective=None,
+        by_type={"주식형": {"annualized_return": 0.6, "sharpe": 0.4},
+                 "채권형": {"annualized_return": 0.3, "annualized_volatility": 0.7}},
+    ),
+    Case(
+        "refused_type_without_weights", refused_type_without_weights,
+        refusal=("[missing] criteria_by_type", "none are given for 혼합형"),
     ),
     Case(
         "refused_provisional_no_window", refused_provisional_no_window,
@@ -226,12 +260,17 @@ CORPUS: list[Case] = [
 ]
 
 
-def summary(rubric: dict[str, Any]) -> dict[str, Any]:
-    """What a case checks: effective metric weights (share of the quantitative score), periods, bands, eligibility."""
+def _effective(criteria: list[dict[str, Any]]) -> dict[str, float]:
     effective: dict[str, float] = {}
-    for c in rubric["criteria"]:
+    for c in criteria:
         for m in c["metrics"]:
             effective[m["metric"]] = effective.get(m["metric"], 0.0) + c["weight"] / 100 * m["weight"] / 100
+    return effective
+
+
+def summary(rubric: dict[str, Any]) -> dict[str, Any]:
+    """What a case checks: effective metric weights (share of the quantitative score), periods, bands, eligibility."""
+    effective = _effective(rubric["criteria"])
     qual = rubric.get("qualitative")
     return {
         "effective": effective,
@@ -242,6 +281,8 @@ def summary(rubric: dict[str, Any]) -> dict[str, Any]:
         "peer_groups": rubric.get("peer_groups"),
         "provisional": rubric.get("provisional"),
         "grade_scale": rubric.get("grade_scale"),
+        "by_type": {g: _effective(c) for g, c in rubric["criteria_by_type"].items()}
+        if "criteria_by_type" in rubric else None,
     }
 
 
@@ -267,6 +308,11 @@ def mismatches(case: Case, rubric: dict[str, Any]) -> list[str]:
         out.append(f"eligibility {got['eligibility']} != {case.eligibility}")
     if got["peer_groups"] != case.peer_groups:
         out.append(f"peer groups {got['peer_groups']} != {case.peer_groups}")
+    want, have = case.by_type or {}, got["by_type"] or {}
+    if set(want) != set(have) or any(
+        set(want[g]) != set(have[g]) or any(abs(have[g][k] - v) > 1e-9 for k, v in want[g].items()) for g in want
+    ):
+        out.append(f"weights per 유형 {have} != {want}")
     for key in ("provisional", "grade_scale"):
         if got[key] != getattr(case, key):
             out.append(f"{key} {got[key]} != {getattr(case, key)}")

@@ -74,3 +74,56 @@ def refused_provisional_no_window() -> bytes:
     d.p("평가 유형은 국내주식형, 채권형으로 구분한다.").p(_ELIGIBLE).p(_PERIODS)
     d.p("운용기간 1년 이상 3년 미만인 펀드에는 가등급을 부여한다.")
     return _criteria(d).p(_BANDS).build()
+
+
+_TWO_TYPES = "평가 유형은 주식형, 채권형으로 구분한다."
+
+
+def weights_per_type_columns() -> bytes:
+    """`평가지표 | 주식형 배점 | 채권형 배점`: bonds weighted more on risk (the table once misread as category and
+    metric weights)."""
+    d = Doc("HYSMyeongJo-Medium").p("G펀드평가 유형별 배점 기준 (개정 2024.09)").p(_TWO_TYPES).p(_ELIGIBLE).p(_PERIODS)
+    d.table(
+        [
+            ["평가지표", "주식형 배점", "채권형 배점"],
+            ["연환산 수익률", "40", "20"],
+            ["샤프지수", "30", "20"],
+            ["표준편차", "15", "35"],
+            ["최대손실률", "15", "25"],
+            ["합계", "100", "100"],
+        ],
+        (50, 30, 30),
+    )
+    return d.p(_BANDS).build()
+
+
+def weights_per_type_categories() -> bytes:
+    """`구분 | 평가지표 | 주식형(%) | 채권형(%)` with merged 구분 cells: the categories' weights differ by 유형 too."""
+    d = Doc("NanumGothic").p("H평가 방법론 (개정 2023.11)").p(_TWO_TYPES).p(_ELIGIBLE).p(_PERIODS)
+    d.table(
+        [
+            ["구분", "평가지표", "주식형(%)", "채권형(%)"],
+            ["수익성", "연환산 수익률", "50", "30"],
+            ["위험", "표준편차", "25", "40"],
+            [None, "최대손실률", "25", "30"],
+        ],
+        (30, 50, 25, 25),
+        spans=[(0, 2, 0, 3)],
+    )
+    return d.p(_BANDS).build()
+
+
+def weights_per_type_tables() -> bytes:
+    """One table per 유형, the 유형 named in its header, letter-spaced headers."""
+    d = Doc("HYGothic-Medium").p("I평가 펀드등급 기준서 (개정 2025.03)").p(_TWO_TYPES).p(_ELIGIBLE).p(_PERIODS)
+    d.table([["주식형 평가지표", spaced("가중치")], ["연환산 수익률", "60%"], ["샤프지수", "40%"]], (60, 30))
+    d.table([["채권형 평가지표", spaced("가중치")], ["연환산 수익률", "30%"], ["표준편차", "70%"]], (60, 30))
+    return d.p(_BANDS).build()
+
+
+def refused_type_without_weights() -> bytes:
+    """Weights for 주식형 and 채권형, but 혼합형 is a peer group too: refused, never given another 유형's weights."""
+    d = Doc("HYSMyeongJo-Medium").p("J평가 방법론 (개정 2024.04)").p("평가 유형은 주식형, 채권형, 혼합형으로 구분한다.")
+    d.p(_ELIGIBLE).p(_PERIODS)
+    d.table([["평가지표", "주식형 배점", "채권형 배점"], ["연환산 수익률", "60", "30"], ["표준편차", "40", "70"]], (50, 30, 30))
+    return d.p(_BANDS).build()
