@@ -28,7 +28,7 @@ from evaluator.methodology.ingest_text import clean, compact
 from evaluator.methodology.rubric import rubric_domain
 
 _VERSION = re.compile(
-    r"(?:버전|version|ver\.?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
+    r"(?:버전|version|ver\.?|rev(?:ision|\.)?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
     re.I,
 )
 _DATED = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월(?:\s*\d{1,2}\s*일)?\s*(?:개정|시행|제정)")

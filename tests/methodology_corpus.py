@@ -35,6 +35,10 @@ from methodology_docs_more import (
 )
 from methodology_docs_rules import (
     association_types_prose,
+    english_korean_edition,
+    english_korean_spaced,
+    english_prose_stars,
+    refused_mixed_cell_two_metrics,
     provisional_prose,
     provisional_table_spaced,
     refused_provisional_no_window,
@@ -121,6 +125,31 @@ RULE_CASES = [
         effective=None,
         by_type={"주식형": {"annualized_return": 0.6, "sharpe": 0.4},
                  "채권형": {"annualized_return": 0.3, "annualized_volatility": 0.7}},
+    ),
+    Case(
+        "english_korean_edition", english_korean_edition,
+        effective={"annualized_return": 0.4, "sharpe": 0.3, "sortino": 0.3},
+        periods=[(3, {"3y": 100}), (5, {"3y": 50, "5y": 50}), (10, {"3y": 30, "5y": 30, "10y": 40})],
+        bands=STANDARD_BANDS, peer_groups=["국내주식형", "해외주식형", "채권형"],
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 5},
+    ),
+    Case(
+        "english_prose_stars", english_prose_stars,
+        effective={"annualized_return": 0.3, "sharpe": 0.4, "max_drawdown": 0.3}, periods=[(3, {"3y": 100})],
+        bands=STANDARD_BANDS, peer_groups=None,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 50 * EOK, "min_peer_group_size": 8},
+        provisional={"min_history_years": 1, "max_history_years": 3, "window": "1y"},
+        grade_scale={"grades": 5, "best": "high", "style": "stars"},
+    ),
+    Case(
+        "english_korean_spaced", english_korean_spaced,
+        effective={"sharpe": 0.5, "max_drawdown": 0.5}, periods=[(3, {"3y": 100}), (5, {"3y": 40, "5y": 60})],
+        bands=STANDARD_BANDS, peer_groups=["주식형", "채권형"],
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 50 * EOK, "min_peer_group_size": 6},
+    ),
+    Case(
+        "refused_mixed_cell_two_metrics", refused_mixed_cell_two_metrics,
+        refusal=("'Sharpe ratio 표준편차' names two different metrics", "annualized_volatility and sharpe"),
     ),
     Case(
         "refused_type_without_weights", refused_type_without_weights,

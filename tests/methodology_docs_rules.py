@@ -127,3 +127,72 @@ def refused_type_without_weights() -> bytes:
     d.p(_ELIGIBLE).p(_PERIODS)
     d.table([["평가지표", "주식형 배점", "채권형 배점"], ["연환산 수익률", "60", "30"], ["표준편차", "40", "70"]], (50, 30, 30))
     return d.p(_BANDS).build()
+
+
+def english_korean_edition() -> bytes:
+    """A foreign rater's Korean edition: bilingual headers, `Track record | 3Y | 5Y | 10Y` with English rows,
+    English eligibility sentences with KRW billion (억원), mixed metric cells."""
+    d = Doc("HYSMyeongJo-Medium").p("Global Fund Ratings 펀드 등급 방법론 (Version 2024.2)")
+    d.p("Peer groups 평가 유형: 국내주식형, 해외주식형, 채권형.")
+    d.p("Minimum track record: 3 years. Minimum fund size: KRW 10 billion (100억원). A peer group needs at least 5 eligible funds.")
+    d.table(
+        [
+            ["Category 구분", "Weight", "Metric 지표", "Metric weight"],
+            ["Return 수익률", "40", "Annualized return 연환산 수익률", "100"],
+            ["Risk-adjusted 위험조정성과", "60", "Sharpe ratio 샤프지수", "50"],
+            [None, None, "Sortino ratio 소르티노 비율", "50"],
+        ],
+        (45, 20, 60, 25),
+        spans=[(0, 2, 0, 3), (1, 2, 1, 3)],
+    )
+    d.table(
+        [
+            ["Track record", "3Y", "5Y", "10Y"],
+            ["3 years or more, under 5", "100", "-", "-"],
+            ["5 years or more, under 10", "50", "50", "-"],
+            ["10 years or more", "30", "30", "40"],
+        ],
+        (55, 20, 20, 20),
+    )
+    d.p("Top 10%: 1등급, next 22.5%: 2등급, next 35%: 3등급, next 22.5%: 4등급, bottom 10%: 5등급.")
+    return d.build()
+
+
+def english_prose_stars() -> bytes:
+    """English prose only: peer groups by the association's classification, a provisional rating on 1-year
+    performance, metric weights in a sentence, star bands (5★ best)."""
+    d = Doc("HYSMyeongJo-Medium").p("Fund Star Rating Methodology (Version 3.1)")
+    d.p("Peer groups follow the KOFIA standard fund classification.")
+    d.p("Funds with a track record of at least 3 years and net assets of at least KRW 5 billion are rated.")
+    d.p("Peer groups with fewer than 8 funds are not rated.")
+    d.p("Funds with 1 year or more but under 3 years of track record receive a provisional rating on 1-year performance.")
+    d.p("The score weights annualized return 30%, Sharpe ratio 40% and maximum drawdown 30%.")
+    d.p("Funds with 3 years or more of history use the 3-year window: 3Y 100%.")
+    d.p("Top 10% receive ★★★★★, next 22.5% ★★★★, next 35% ★★★, next 22.5% ★★, bottom 10% ★.")
+    return d.build()
+
+
+def english_korean_spaced() -> bytes:
+    """Bilingual headers with letter-spaced Korean (HWP), English period table rows in months, 억원 and billion."""
+    d = Doc("HYGothic-Medium").p("Asia Fund Research 평가 기준 (Rev. 2023.7)")
+    d.p("평가 유형은 주식형, 채권형으로 구분한다.")
+    d.p("Minimum track record: 36 months. Minimum fund size: 50억원 (KRW 5 billion).")
+    d.p("Peer groups with fewer than 6 funds are not rated.")
+    d.table(
+        [
+            ["Metric " + spaced("평가지표"), "Weight " + spaced("가중치")],
+            ["Sharpe ratio 샤프지수", "50%"],
+            ["Max drawdown 최대낙폭", "50%"],
+        ],
+        (70, 40),
+    )
+    d.table([["Track record", "3Y", "5Y"], ["36 months or more", "100", "-"], ["60 months or more", "40", "60"]], (50, 20, 20))
+    d.p(_BANDS)
+    return d.build()
+
+
+def refused_mixed_cell_two_metrics() -> bytes:
+    """A bilingual cell whose two names are two different metrics: reported, not one picked."""
+    d = Doc("HYSMyeongJo-Medium").p("K Ratings 방법론 (Version 1.0)").p(_TWO_TYPES).p(_ELIGIBLE).p(_PERIODS)
+    d.table([["Metric 지표", "Weight"], ["Sharpe ratio 표준편차", "60"], ["Annualized return 연환산 수익률", "40"]], (70, 30))
+    return d.p(_BANDS).build()
