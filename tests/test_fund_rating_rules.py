@@ -340,3 +340,36 @@ def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights(
         answer = [reference_json(fx)]
         assert FundReward("grade_accuracy")(answer, **row) == [1.0]
         assert FundReward("consistency")(answer, **row) == [1.0]
+
+
+def test_history_keeps_provisional_grades_apart_and_the_backtest_leaves_them_out(tmp_path: Any) -> None:
+    import json
+
+    from evaluator.domains.fund.backtest import backtest
+    from evaluator.domains.fund.history import run_history
+    from evaluator.domains.fund.history_io import write_history
+    from evaluator.domains.fund.loaders import Universe
+
+    navs, meta, _ = _universe()
+    universe = Universe(navs=navs, meta=meta, issues={})
+    dates = [pd.Timestamp(d) for d in ("2024-06-28", "2024-12-31", "2025-06-30")]
+    rule = _rubric(provisional=PROVISIONAL)
+    history = run_history(universe, rule, dates)
+    table = history.table
+    last = table[table["as_of"] == "2025-06-30"].set_index("fund_code")
+    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    for f in ev.funds:  # every row is the single-date engine's, provisional flag included
+        assert bool(last.loc[f.fund_code, "provisional"]) == f.provisional
+        assert (None if pd.isna(last.loc[f.fund_code, "grade"]) else int(last.loc[f.fund_code, "grade"])) == f.grade
+    plain = run_history(universe, _rubric(), dates).table.set_index(["fund_code", "as_of"])
+    mature = table[(table["status"] == "ok") & ~table["provisional"]].set_index(["fund_code", "as_of"])
+    assert mature["score"].equals(plain.loc[mature.index, "score"])
+    assert any(k.startswith("p") for k in history.counts["2025-06-30"])
+    out = tmp_path / "hist"
+    write_history(history, out, freq="Q")
+    doc = backtest(out, 6, reps=100)
+    both = backtest(out, 6, reps=100, include_provisional=True)
+    young = int((table["provisional"] & (table["as_of"] == "2024-06-28")).sum())  # the one date with 6 months ahead
+    assert young > 0 and both["all"]["observations"] - doc["all"]["observations"] == young
+    assert doc["method"]["provisional"].endswith("excluded")
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8")).get("grade_scale") is None

@@ -50,7 +50,7 @@ from evaluator.domains.fund.total_return import (
     levels_for,
     peer_mean_returns,
 )
-from evaluator.methodology.rubric import eligibility_for
+from evaluator.methodology.rubric import eligibility_for, peer_groups_of
 
 
 @dataclass
@@ -229,7 +229,7 @@ class CrossDate:
 
     def _eligibility_rules(self) -> None:
         rubric = self.rubric
-        groups = set(rubric["peer_groups"])
+        groups = set(peer_groups_of(rubric, self.types.tolist()))
         n = len(self.codes)
         self.bad_type = np.array([t is None or t not in groups for t in self.types], dtype=bool)
         self.min_years = np.zeros(n)
