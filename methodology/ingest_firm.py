@@ -23,8 +23,8 @@ from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
-from evaluator.methodology.ingest_types import per_type_coverage, read_per_type
 from evaluator.methodology.ingest_text import clean, compact
+from evaluator.methodology.ingest_types import per_type_coverage, read_per_type
 from evaluator.methodology.rubric import rubric_domain
 
 _VERSION = re.compile(

@@ -82,9 +82,9 @@ def band_problems(bands: list[Any], scale: GradeScale) -> list[str]:
     for g in dupes:
         problems.append(f"grade band {scale.label(g)} is listed {grades.count(g)} times")
     order = list(scale.best_first())
-    if not dupes and all(isinstance(g, int) for g in grades) and set(grades) <= set(order):
-        if grades != [g for g in order if g in grades]:
-            problems.append(f"grade bands must be listed from {first} (best) to {last}")
+    listed = not dupes and all(isinstance(g, int) for g in grades) and set(grades) <= set(order)
+    if listed and grades != [g for g in order if g in grades]:
+        problems.append(f"grade bands must be listed from {first} (best) to {last}")
     return problems
 
 

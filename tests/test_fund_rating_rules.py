@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.engine import NOT_RATED, OK, evaluate_universe
-from evaluator.domains.fund.report import build_report, build_summary, report_schema, scale_problems, summary_schema
+from evaluator.domains.fund.report import (
+    build_report,
+    build_summary,
+    report_schema,
+    scale_problems,
+    summary_schema,
+)
 from evaluator.methodology.rubric import RubricError, rubric_problems, validate_rubric
 from evaluator.methodology.schemas import schema_problems
 
@@ -42,7 +48,7 @@ def _rubric(**extra: Any) -> dict[str, Any]:
             },
         ],
         "grade_bands": [
-            {"grade": g, "label": f"{g}등급", "share": s} for g, s in zip(range(1, 6), (10, 22.5, 35, 22.5, 10))
+            {"grade": g, "label": f"{g}등급", "share": s} for g, s in zip(range(1, 6), (10, 22.5, 35, 22.5, 10), strict=True)
         ],
     }
     doc.update(extra)
@@ -57,7 +63,7 @@ def _universe(seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, floa
     rng = np.random.default_rng(seed)
     dates = pd.bdate_range(end=END, periods=252 * 9 + 5)
     histories: dict[str, float] = {}
-    for t, fund_type in enumerate(TYPES):
+    for t in range(len(TYPES)):
         for i in range(14):
             histories[f"M{t}{i:02d}"] = rng.uniform(3.2, 9.0)
         for i in range(9):
@@ -113,7 +119,7 @@ def _expected_provisional(ev: Any, rubric: dict[str, Any]) -> dict[str, tuple[fl
 
 
 def test_provisional_grades_leave_mature_grades_alone_and_follow_the_stated_rule() -> None:
-    navs, meta, histories = _universe()
+    navs, meta, _ = _universe()
     plain = evaluate_universe(navs, meta, _rubric(), as_of=END)
     rule = _rubric(provisional=PROVISIONAL)
     ev = evaluate_universe(navs, meta, rule, as_of=END)
@@ -314,6 +320,18 @@ def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path:
     answers = [json.dumps({"grade": g, "score": 90.0, "criteria": {}, "rationale_ko": "상위권입니다."}) for g in (5, 4, 3, 6)]
     assert FundReward("grade_accuracy")(answers, **row) == [1.0, 0.5, 0.0, 0.0]
     assert FundReward("json_format")(answers, **row)[3] == 0.2  # 6★ is off this scale
+    from evaluator.domains.fund.reference import reference_json
+
+    reference = [reference_json(facts)]
+    assert "★★★★★입니다" in reference[0]
+    one = {"grade": [5], "facts": [facts_json(facts)]}
+    for name in ("grade_accuracy", "consistency"):
+        assert FundReward(name)(reference, **one) == [1.0], name
+    from evaluator.domains.fund.answer import read_answer
+    from evaluator.domains.fund.reasoning import reasoning_breakdown
+
+    reading = reasoning_breakdown(read_answer(reference[0]).strict, facts, None)
+    assert reading["grades_concluded"] == [5] and reading["parts"]["verdict"] == 1.0  # "★★★★★입니다" concludes 5
 
 
 def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.report import report_schema, summary_schema
+from evaluator.domains.fund.report import report_schema, scale_problems, summary_schema
 from evaluator.methodology.rubric import PERIODS
 from evaluator.methodology.schemas import schema_problems
 
@@ -61,7 +61,8 @@ def read_batch(folder: str | Path) -> Batch:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"{path} is not readable JSON ({exc})") from exc
-    problems = schema_problems(summary, summary_schema())
+    scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
+    problems = schema_problems(summary, summary_schema()) or scale_problems(summary, scale)
     if problems:
         raise DataError(f"{path} is not a fund evaluation summary: " + "; ".join(problems[:3]))
     block = summary.get("model_evaluation")

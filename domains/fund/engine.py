@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.checks import FundFlags, check_matrix
+from evaluator.domains.fund.grading import provisional_grades, score_per_type, with_provisional
 from evaluator.domains.fund.metrics import (
     KnownMetrics,
     Market,
@@ -40,7 +41,6 @@ from evaluator.domains.fund.results import (
     package_results,
 )
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.grading import provisional_grades, score_per_type, with_provisional
 from evaluator.domains.fund.scoring import class_counts, family_codes, peer_context
 from evaluator.domains.fund.total_return import Adjustments
 from evaluator.methodology.rubric import PERIODS, criteria_for, eligibility_for, peer_groups_of

@@ -236,6 +236,7 @@ def build_summary(
             "rubric", {"name": evaluation.rubric["name"], "version": evaluation.rubric["version"]}
         ),
         "inputs": {k: v for k, v in evaluation.inputs.items() if k != "rubric"},
+        **({"grade_scale": dict(evaluation.rubric["grade_scale"])} if evaluation.rubric.get("grade_scale") else {}),
         "funds_total": len(evaluation.funds),
         "status_counts": {
             **{s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
