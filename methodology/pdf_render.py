@@ -288,10 +288,20 @@ def _missing_glyphs(rubric: Mapping[str, Any]) -> list[str]:
     return sorted({ch for text in _strings(rubric) for ch in text if not ch.isspace() and ord(ch) not in glyphs})
 
 
+UNWRITTEN = ("grade_scale", "provisional", "criteria_by_type")
+"""Rubric parts the PDF layout has no table for: rendering refuses them rather than drop them silently."""
+
+
 def render_pdf_bytes(rubric: Mapping[str, Any], *, validate: bool = True) -> bytes:
     """The methodology PDF for ``rubric`` as bytes (``validate=False`` renders even a broken rubric)."""
     if validate:
         validate_rubric(rubric)
+    unwritten = [k for k in UNWRITTEN if k in rubric] + ([] if "peer_groups" in rubric else ["no peer_groups"])
+    if unwritten:
+        raise ValueError(
+            f"the methodology PDF layout cannot write {', '.join(unwritten)} yet, so its PDF would read back as a "
+            "different rubric; keep the rubric JSON as the reference for this methodology"
+        )
     missing = _missing_glyphs(rubric)
     if missing:
         raise ValueError(

@@ -391,3 +391,16 @@ def test_history_keeps_provisional_grades_apart_and_the_backtest_leaves_them_out
     assert young > 0 and both["all"]["observations"] - doc["all"]["observations"] == young
     assert doc["method"]["provisional"].endswith("excluded")
     assert json.loads((out / "summary.json").read_text(encoding="utf-8")).get("grade_scale") is None
+
+
+@pytest.mark.parametrize("part", ["grade_scale", "provisional", "criteria_by_type", "peer_groups"])
+def test_render_refuses_what_its_layout_cannot_write(part: str) -> None:
+    from evaluator.methodology.pdf_render import render_pdf_bytes
+
+    rubric = {"grade_scale": _scaled(5, True), "provisional": _rubric(provisional=PROVISIONAL),
+              "criteria_by_type": _rubric(criteria_by_type={"채권형": BOND})}.get(part)
+    if rubric is None:
+        rubric = _rubric()
+        del rubric["peer_groups"]
+    with pytest.raises(ValueError, match="cannot write .* yet"):
+        render_pdf_bytes(rubric)
