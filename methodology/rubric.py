@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.schemas import load_schema, schema_problems
 from evaluator.methodology.rubric_scale import band_problems, grade_scale, provisional_problems
-from evaluator.methodology.schemas import load_schema, schema_problems
 
 SCHEMA_PACKAGE = "evaluator.methodology"
 SCHEMA_FILE = "rubric.schema.json"

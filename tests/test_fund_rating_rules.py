@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.engine import NOT_RATED, OK, evaluate_universe
-from evaluator.domains.fund.report import (
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.engine.engine import NOT_RATED, OK, evaluate_universe
+from evaluator.domains.fund.reports.report import (
     build_report,
     build_summary,
     report_schema,
@@ -18,7 +19,6 @@ from evaluator.domains.fund.report import (
     summary_schema,
 )
 from evaluator.methodology.rubric import RubricError, rubric_problems, validate_rubric
-from evaluator.methodology.schemas import schema_problems
 
 END = "2025-06-30"
 TYPES = ("국내주식형", "채권형")
@@ -273,10 +273,10 @@ def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path:
     from methodology_docs_rules import star_table
 
     from evaluator.app.cli import app
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.facts import facts_json, universe_facts
-    from evaluator.domains.fund.prompts import user_prompt
-    from evaluator.domains.fund.rewards import FundReward
+    from evaluator.domains.fund.reports.batch import write_reports
+    from evaluator.domains.fund.task.facts import facts_json, universe_facts
+    from evaluator.domains.fund.task.prompts import user_prompt
+    from evaluator.domains.fund.task.rewards import FundReward
     from evaluator.methodology.pdf_ingest import ingest_pdf
 
     pdf = tmp_path / "stars.pdf"
@@ -320,25 +320,25 @@ def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path:
     answers = [json.dumps({"grade": g, "score": 90.0, "criteria": {}, "rationale_ko": "상위권입니다."}) for g in (5, 4, 3, 6)]
     assert FundReward("grade_accuracy")(answers, **row) == [1.0, 0.5, 0.0, 0.0]
     assert FundReward("json_format")(answers, **row)[3] == 0.2  # 6★ is off this scale
-    from evaluator.domains.fund.reference import reference_json
+    from evaluator.domains.fund.task.reference import reference_json
 
     reference = [reference_json(facts)]
     assert "★★★★★입니다" in reference[0]
     one = {"grade": [5], "facts": [facts_json(facts)]}
     for name in ("grade_accuracy", "consistency"):
         assert FundReward(name)(reference, **one) == [1.0], name
-    from evaluator.domains.fund.answer import read_answer
-    from evaluator.domains.fund.reasoning import reasoning_breakdown
+    from evaluator.domains.fund.task.answer import read_answer
+    from evaluator.domains.fund.task.reasoning import reasoning_breakdown
 
     reading = reasoning_breakdown(read_answer(reference[0]).strict, facts, None)
     assert reading["grades_concluded"] == [5] and reading["parts"]["verdict"] == 1.0  # "★★★★★입니다" concludes 5
 
 
 def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights() -> None:
-    from evaluator.domains.fund.facts import facts_json, universe_facts
-    from evaluator.domains.fund.prompts import user_prompt
-    from evaluator.domains.fund.reference import reference_json
-    from evaluator.domains.fund.rewards import FundReward
+    from evaluator.domains.fund.task.facts import facts_json, universe_facts
+    from evaluator.domains.fund.task.prompts import user_prompt
+    from evaluator.domains.fund.task.reference import reference_json
+    from evaluator.domains.fund.task.rewards import FundReward
 
     navs, meta, _ = _universe()
     rubric = _rubric(provisional=PROVISIONAL, criteria_by_type={"채권형": BOND})
@@ -363,10 +363,10 @@ def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights(
 def test_history_keeps_provisional_grades_apart_and_the_backtest_leaves_them_out(tmp_path: Any) -> None:
     import json
 
-    from evaluator.domains.fund.backtest import backtest
-    from evaluator.domains.fund.history import run_history
-    from evaluator.domains.fund.history_io import write_history
-    from evaluator.domains.fund.loaders import Universe
+    from evaluator.domains.fund.data.loaders import Universe
+    from evaluator.domains.fund.history.backtest import backtest
+    from evaluator.domains.fund.history.io import write_history
+    from evaluator.domains.fund.history.run import run_history
 
     navs, meta, _ = _universe()
     universe = Universe(navs=navs, meta=meta, issues={})
