@@ -23,7 +23,7 @@ from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
-from evaluator.methodology.ingest_text import clean, compact
+from evaluator.methodology.ingest_text import clean
 from evaluator.methodology.ingest_types import per_type_coverage, read_per_type
 from evaluator.methodology.rubric import rubric_domain
 
@@ -173,7 +173,7 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     marked, sentences = provisional_sentences(sentences)  # its "1년 이상" is not the regular minimum
     provisional = read_provisional(marked, f)
     for t in tables:
-        if t.role is None and any(MARK.search(compact(" ".join(r.cells))) for r in t.rows):
+        if t.role is None and any(MARK.search(" ".join(r.cells)) for r in t.rows):
             t.role = "provisional grades"
     eligibility = read_eligibility(sentences, groups or [], f)
     criteria = _criteria(tables, sentences, f)

@@ -17,7 +17,8 @@ from evaluator.methodology.ingest_tables import Sentence
 from evaluator.methodology.ingest_text import compact, years_value
 from evaluator.methodology.rubric import PERIODS
 
-MARK = re.compile(r"가등급|잠정등급|잠정평가|provisional", re.I)
+MARK = re.compile(r"(?<![가-힣])가\s*등\s*급|잠\s*정\s*등\s*급|잠\s*정\s*평\s*가|provisional", re.I)
+"""On cleaned text (letter spacing already joined): 가등급, never the 가등급 inside 평가등급."""
 _UNIT = r"(년|개월|years?|months?)"
 _RANGE = re.compile(rf"(\d+(?:\.\d+)?){_UNIT}(?:이상|ormore|orlonger)(?:,|but|and)*(?:(\d+(?:\.\d+)?){_UNIT}미만|(?:under|lessthan)(\d+(?:\.\d+)?){_UNIT})")
 _WINDOW = re.compile(r"(\d+)(?:년|y|years?|-years?)(?:간)?(?:의)?(?:성과|수익률|실적|performance|returns?|기간|window)", re.I)
@@ -25,7 +26,7 @@ _WINDOW = re.compile(r"(\d+)(?:년|y|years?|-years?)(?:간)?(?:의)?(?:성과|�
 
 def provisional_sentences(sentences: list[Sentence]) -> tuple[list[Sentence], list[Sentence]]:
     """(the sentences that state a provisional rule, all the others)."""
-    marked = [s for s in sentences if MARK.search(compact(s.text))]
+    marked = [s for s in sentences if MARK.search(s.text)]
     return marked, [s for s in sentences if s not in marked]
 
 

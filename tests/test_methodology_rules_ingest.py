@@ -93,6 +93,13 @@ def test_provisional_rule_sentences(text: str, rule: dict) -> None:
     assert len(rest) == 1 and read_provisional(marked, f) == rule, f.problems
 
 
+def test_평가등급_is_not_a_provisional_grade() -> None:
+    text = "평가등급은 운용기간 3년 이상인 펀드에 부여한다. 펀드평가 등급 산정 기준. 가 등급은 1년 성과로 매긴다."
+    marked, rest = provisional_sentences(_sentences(text))
+    assert [s.text.rstrip(".") for s in rest] == ["평가등급은 운용기간 3년 이상인 펀드에 부여한다", "펀드평가 등급 산정 기준"]
+    assert len(marked) == 1
+
+
 def test_two_provisional_rules_are_ambiguous_and_the_regular_minimum_is_kept() -> None:
     text = (
         "운용기간 3년 이상, 설정원본 100억원 이상인 펀드를 평가한다. 동일 유형 펀드가 5개 미만이면 등급을 산출하지 아니한다. "
