@@ -404,3 +404,37 @@ def test_render_refuses_what_its_layout_cannot_write(part: str) -> None:
         del rubric["peer_groups"]
     with pytest.raises(ValueError, match=r"cannot write .* yet"):
         render_pdf_bytes(rubric)
+
+
+def test_history_fast_path_without_peer_groups_equals_the_engine() -> None:
+    from evaluator.domains.fund.data.loaders import Universe
+    from evaluator.domains.fund.history.run import run_history
+
+    navs, meta, _ = _universe()
+    free = _rubric()
+    del free["peer_groups"]
+    table = run_history(Universe(navs=navs, meta=meta, issues={}), free, [pd.Timestamp(END)]).table
+    row = table.set_index("fund_code")
+    ev = evaluate_universe(navs, meta, free, as_of=END)
+    assert sum(f.status == OK for f in ev.funds) == 28
+    for f in ev.funds:
+        grade = row.loc[f.fund_code, "grade"]
+        assert (None if pd.isna(grade) else int(grade), row.loc[f.fund_code, "status"]) == (f.grade, f.status)
+
+
+def test_plots_draw_provisional_and_seven_grade_batches(tmp_path: Any) -> None:
+    from evaluator.domains.fund.reports.batch import write_reports
+    from evaluator.domains.fund.reports.plots import load_funds, plot_fund_batch
+
+    navs, meta, _ = _universe()
+    for name, rubric in (("prov", _rubric(provisional=PROVISIONAL)), ("seven", _scaled(7, False))):
+        ev = evaluate_universe(navs, meta, rubric, as_of=END)
+        write_reports(ev, tmp_path / name)
+        funds = load_funds(tmp_path / name)
+        statuses = {f.status for f in funds}
+        assert ("provisional" in statuses) == (name == "prov")
+        if name == "seven":
+            assert {f.grade for f in funds if f.status == "ok"} == set(range(1, 8))
+        written = plot_fund_batch(tmp_path / name, tmp_path / f"{name}_plots")
+        assert [p.name for p in written] == ["fund_grades.png", "fund_risk_return.png"]
+        assert all(p.stat().st_size > 1000 for p in written)

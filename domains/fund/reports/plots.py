@@ -99,6 +99,8 @@ def _fund(doc: Mapping[str, Any]) -> Fund:
     grade_value = num(doc.get("grade", doc.get("등급")))
     grade = int(grade_value) if grade_value in {float(g) for g in range(1, 11)} else None  # scales of 3–10
     status = str(doc.get("status") or ("ok" if grade else "unknown")).strip().lower()
+    if status == "ok" and doc.get("provisional") is True:
+        status = "provisional"  # a 가등급 ranks young funds on another window: its own segment
     metrics = doc.get("metrics") if isinstance(doc.get("metrics"), Mapping) else {}
     ftype = NO_TYPE if ftype is None or not str(ftype).strip() else str(ftype).strip()
     return Fund(str(doc.get("fund_code", doc.get("code", "?"))), ftype, status, grade, dict(metrics))
@@ -204,7 +206,7 @@ def _draw_grades(funds: list[Fund], target: Path, title: str) -> Path:
         ]
         segments += [
             (
-                f"not graded: {s}",
+                ("가등급" if cjk_font() else "provisional grade") if s == "provisional" else f"not graded: {s}",
                 STATUS_COLORS.get(s, "#969696"),
                 lambda f, s=s: f.status == s and not (f.status == "ok" and f.grade),
             )
