@@ -393,17 +393,27 @@ def test_history_keeps_provisional_grades_apart_and_the_backtest_leaves_them_out
     assert json.loads((out / "summary.json").read_text(encoding="utf-8")).get("grade_scale") is None
 
 
-@pytest.mark.parametrize("part", ["grade_scale", "provisional", "criteria_by_type", "peer_groups"])
-def test_render_refuses_what_its_layout_cannot_write(part: str) -> None:
+@pytest.mark.parametrize("part", ["grade_scale", "provisional", "criteria_by_type", "peer_groups", "all"])
+def test_render_and_ingest_round_trip_the_new_rubric_parts(part: str, tmp_path: Any) -> None:
+    from evaluator.methodology.pdf_ingest import ingest_pdf
     from evaluator.methodology.pdf_render import render_pdf_bytes
 
-    rubric = {"grade_scale": _scaled(5, True), "provisional": _rubric(provisional=PROVISIONAL),
-              "criteria_by_type": _rubric(criteria_by_type={"채권형": BOND})}.get(part)
-    if rubric is None:
-        rubric = _rubric()
-        del rubric["peer_groups"]
-    with pytest.raises(ValueError, match=r"cannot write .* yet"):
-        render_pdf_bytes(rubric)
+    star = _scaled(5, True)
+    parts = {
+        "grade_scale": star,
+        "provisional": _rubric(provisional={**PROVISIONAL, "label_prefix": "잠정"}),
+        "criteria_by_type": _rubric(criteria_by_type={"채권형": BOND}),
+        "peer_groups": {k: v for k, v in _rubric().items() if k != "peer_groups"},
+        "all": {
+            **{k: v for k, v in star.items() if k != "peer_groups"},
+            "provisional": {**PROVISIONAL, "min_history_years": 1.5},
+            "criteria_by_type": {"채권형": BOND},
+        },
+    }
+    rubric = validate_rubric(parts[part])
+    path = tmp_path / "m.pdf"
+    path.write_bytes(render_pdf_bytes(rubric))
+    assert ingest_pdf(path) == rubric
 
 
 def test_history_fast_path_without_peer_groups_equals_the_engine() -> None:
