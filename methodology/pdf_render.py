@@ -121,11 +121,14 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
     if r.get("description"):
         story.append(_p(str(r["description"])))
     scale = grade_scale(r)
-    best, worst = scale.label(scale.best_grade()), scale.label(scale.worst_grade())
+    best, worst = (f"{x}{'이' if x.endswith('급') else '가'}" for x in map(scale.label, (scale.best_grade(), scale.worst_grade())))
     story.append(
         _p(
-            f"이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. {best}이(가) 가장 우수하고 {worst}이(가) "
-            "가장 낮은 평가이며, 1등급이 가장 위험한 등급을 뜻하는 투자위험등급과는 다른 척도이다. 모든 값은 아래 표가 기준이다."
+            f"이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. {best} 가장 우수하고 {worst} 가장 "
+            "낮은 평가이며, 1등급이 가장 위험한 등급을 뜻하는 투자위험등급과는 방향이 반대이다. 모든 값은 아래 표가 기준이다."
+            if scale.best == "low"
+            else f"이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. {best} 가장 우수하고 {worst} 가장 "
+            "낮은 평가이다. 모든 값은 아래 표가 기준이다."
         )
     )
     doc_rows = [
