@@ -448,3 +448,37 @@ def test_plots_draw_provisional_and_seven_grade_batches(tmp_path: Any) -> None:
         written = plot_fund_batch(tmp_path / name, tmp_path / f"{name}_plots")
         assert [p.name for p in written] == ["fund_grades.png", "fund_risk_return.png"]
         assert all(p.stat().st_size > 1000 for p in written)
+
+
+def test_the_database_keeps_provisional_grades_apart_and_checks_the_scale(tmp_path: Any) -> None:
+    import json
+
+    from sqlalchemy.orm import Session
+
+    from evaluator.app.storage import queries
+    from evaluator.app.storage.apikeys import Principal
+    from evaluator.app.storage.batches import BatchError, store_folder
+    from evaluator.app.storage.database import open_database
+    from evaluator.domains.fund.reports.batch import write_reports
+
+    navs, meta, _ = _universe()
+    write_reports(evaluate_universe(navs, meta, _rubric(provisional=PROVISIONAL), as_of=END), tmp_path / "prov")
+    engine = open_database(f"sqlite:///{tmp_path / 'db.sqlite'}", migrate=True)
+    store_folder(engine, tmp_path / "prov")
+    admin = Principal("k", "c", True, (), ())
+    with Session(engine) as session:
+        dist = queries.summary(session, admin, None)
+        total, items = queries.list_funds(session, admin, queries.FundFilter(), page=1, page_size=100)
+        history = queries.fund_history(session, admin, "Y000")
+    assert sum(dist["채권형"][f"p{g}"] for g in range(1, 6)) == 9 and sum(dist["채권형"][str(g)] for g in range(1, 6)) == 14
+    assert total == 28 and not any(i["fund_code"].startswith("Y") for i in items)  # the rated list: regular grades
+    assert history[0]["status"] == "provisional" and history[0]["grade"] is not None
+    seven = tmp_path / "seven"
+    write_reports(evaluate_universe(navs, meta, _scaled(7, False), as_of=END), seven)
+    store_folder(engine, seven)  # grade 7 is on this batch's scale
+    victim = next(p for p in sorted(seven.glob("*.json")) if p.name != "summary.json")
+    doc = json.loads(victim.read_text(encoding="utf-8"))
+    victim.write_text(json.dumps({**doc, "status": "ok", "grade": 8}, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(BatchError, match="not on the rubric's 1–7 scale"):
+        store_folder(engine, seven)
+    engine.dispose()
