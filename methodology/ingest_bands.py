@@ -14,8 +14,12 @@ from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import HEADER_WORDS, is_total
 from evaluator.methodology.ingest_tables import Sentence, Table
 from evaluator.methodology.ingest_text import compact
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale
 
-_GRADE = re.compile(r"(?<![\d.])([1-5])\s*(?:등급|grade)|(?:grade|등급)\s*([1-5])(?![\d.])", re.IGNORECASE)
+_GRADE = re.compile(
+    r"(?<![\d.])(10|[1-9])\s*(?:등급|grade)|(?:grade|등급)\s*(10|[1-9])(?![\d.])|(★{1,10})(?!★)", re.IGNORECASE
+)
+"""``3등급``, ``grade 3`` or ``★★★`` (a star scale: the count of stars, more is better)."""
 _PCT = r"(\d+(?:\.\d+)?)\s*%?"
 _RANGE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above|超)\s*(?:~|-|–)?\s*(?:상위)?\s*{_PCT}\s*(?:이내|이하|까지|up\s*to)?", re.I)
 _ABOVE = re.compile(rf"(?:상위|top)\s*{_PCT}\s*(?:초과|over|above)", re.I)
@@ -47,10 +51,16 @@ def _bound(clause: str) -> tuple[str, float, float | None] | None:
     return None
 
 
-def _to_shares(marks: dict[int, tuple[str, float, float | None]]) -> list[float] | str:
+def _grade_value(m: re.Match[str]) -> int:
+    text = next(x for x in m.groups() if x)
+    return len(text) if text.startswith("★") else int(text)
+
+
+def _to_shares(marks: dict[int, tuple[str, float, float | None]], order: list[int]) -> list[float] | str:
+    """Shares in ``order`` (best grade first), from shares, cumulative bounds, ranges or 'the rest'."""
     shares: list[float] = []
     cum = 0.0
-    for g in range(1, 6):
+    for g in order:
         kind, a, b = marks[g]
         if kind == "share":
             share = a
@@ -61,7 +71,7 @@ def _to_shares(marks: dict[int, tuple[str, float, float | None]]) -> list[float]
                 return f"{g}등급 starts at 상위 {a:g}% but the band above ends at {cum:g}%"
             share = b - a  # type: ignore[operator]
         elif kind == "rest":
-            if g != 5:
+            if g != order[-1]:
                 return f"{g}등급 is described only as 'the rest', which can only be the last band"
             share = 100.0 - cum
         else:  # above: the rest
@@ -83,8 +93,8 @@ def _grade_col(t: Table) -> int | None:
 
 
 def _grade_of(cell: str) -> int | None:
-    g = _GRADE.search(cell) or re.fullmatch(r"\s*([1-5])\s*", cell)
-    return int(next(x for x in g.groups() if x)) if g else None
+    g = _GRADE.search(cell) or re.fullmatch(r"\s*(10|[1-9])\s*", cell)
+    return _grade_value(g) if g else None
 
 
 def _bands_across(t: Table) -> tuple[dict[int, Any], dict[int, str]] | None:
@@ -125,10 +135,9 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
     for row in t.rows:
         if not row.cells or is_total(row.cells[0]):
             continue
-        g = _GRADE.search(row.cells[col]) or re.fullmatch(r"\s*([1-5])\s*", row.cells[col])
-        if not g:
+        grade = _grade_of(row.cells[col])
+        if grade is None:
             continue
-        grade = int(next(x for x in g.groups() if x))
         others = [i for i in range(len(row.cells)) if i != col]
         mark = None
         for i in share_cols + others:
@@ -142,7 +151,7 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
             else:
                 mark = _bound(cell)
             if mark:
-                where[grade] = f"{t.cell_where(row, i)} = {cell!r}"
+                where[grade] = f"{t.cell_where(row, i)} = {cell!r} ({row.cells[col]})"
                 break
         if mark:
             marks[grade] = mark
@@ -150,7 +159,7 @@ def bands_from_table(t: Table) -> tuple[dict[int, tuple[str, float, float | None
         return _bands_across(t) or (marks, where)
     shares = [m[1] for g, m in sorted(marks.items()) if m[0] == "share"]
     top = any(re.search(r"상위|top", h, re.I) for h in t.header)
-    if top and len(shares) == 5 and shares == sorted(shares) and abs(shares[-1] - 100) < 1e-9:
+    if top and len(shares) == len(marks) and shares == sorted(shares) and abs(shares[-1] - 100) < 1e-9:
         marks = {g: ("cum", m[1], None) for g, m in marks.items()}  # "상위 비율" 10, 30, 70, 90, 100 is cumulative
     return marks, where
 
@@ -159,10 +168,10 @@ def bands_from_sentences(sentences: list[Sentence]) -> tuple[dict[int, Any], dic
     marks: dict[int, Any] = {}
     where: dict[int, str] = {}
     for s in sentences:
-        if s.source != "text" or not re.search(r"등급|grade", s.text, re.I):
+        if s.source != "text" or not re.search(r"등급|grade|★", s.text, re.I):
             continue
         for clause in re.split(r"[,，;]|\s(?:및|and)\s", s.text):
-            grades = {int(next(x for x in m.groups() if x)) for m in _GRADE.finditer(clause)}
+            grades = {_grade_value(m) for m in _GRADE.finditer(clause)}
             if len(grades) != 1 or "%" not in clause:
                 continue
             mark = _bound(_GRADE.sub(" ", clause))
@@ -186,38 +195,42 @@ def read_bands(tables: list[Table], sentences: list[Sentence], f: Findings) -> l
             candidates.append(("sentences", marks, where))
     looked = [t.name for t in tables] + ["every sentence mentioning 등급 with a %"]
     if not candidates:
-        stars = any("★" in s.text for s in sentences)
-        hint = "; star ratings (★, more is better) are not read as 등급 — give 1등급–5등급 via --fill" if stars else ""
-        f.problem("missing", "grade_bands", f"no grade bands (1등급–5등급 with shares or 상위 % ranges) found{hint}", looked)
-        return None
-    more = sorted({m.group(1) for s in sentences for m in re.finditer(r"(?<![\d.])([6-9])\s*등급", s.text)})
-    if more:
-        f.problem(
-            "invalid",
-            "grade_bands",
-            f"the document has more than five grades ({', '.join(g + '등급' for g in more)}); only 1등급–5등급 are "
-            "supported",
-            [candidates[0][0]],
-        )
+        f.problem("missing", "grade_bands", "no grade bands (N등급 or ★ with shares or 상위 % ranges) found", looked)
         return None
     name, marks, where = candidates[0]
-    missing = [g for g in range(1, 6) if g not in marks]
-    if missing:
+    stars = all("★" in where[g] for g in marks)
+    n = max(marks)
+    more = sorted({int(m.group(1)) for s in sentences for m in re.finditer(r"(?<![\d.])(10|[1-9])\s*등급", s.text)})
+    beyond = [g for g in more if g > n] if not stars else []
+    if beyond or not 3 <= n <= 10:
+        said = f"the text names {', '.join(f'{g}등급' for g in beyond)}" if beyond else f"{n} grades"
         f.problem(
-            "missing", "grade_bands", f"{name} gives no band for {', '.join(f'{g}등급' for g in missing)}", looked
+            "invalid", "grade_bands",
+            f"{name} gives bands for {n} grades but {said}; a scale needs 3 to 10 grades, all with bands", [name],
         )
         return None
-    shares = _to_shares(marks)
+    order = list(range(n, 0, -1)) if stars else list(range(1, n + 1))
+    scale = GradeScale(n, "high" if stars else "low", "stars" if stars else "number")
+    missing = [g for g in order if g not in marks]
+    if missing:
+        f.problem(
+            "missing", "grade_bands", f"{name} gives no band for {', '.join(scale.label(g) for g in missing)}", looked
+        )
+        return None
+    shares = _to_shares(marks, order)
     if isinstance(shares, str):
         f.problem("invalid", "grade_bands", f"{name}: {shares}", [name])
         return None
     bands = []
-    for g, share in zip(range(1, 6), shares, strict=True):
-        bands.append({"grade": g, "label": f"{g}등급", "share": share})
+    for g, share in zip(order, shares, strict=True):
+        bands.append({"grade": g, "label": scale.label(g), "share": share})
         kind, a, b = marks[g]
         said = {"share": f"share {a:g}%", "cum": f"top {a:g}% (cumulative)", "above": f"beyond top {a:g}%",
                 "rest": "the rest"}.get(kind) or f"top {a:g}–{b:g}%"
         f.found(f"grade_bands[{g}].share", share, _page(where[g]), where[g], said)
+    if scale != DEFAULT_SCALE:
+        f.found("grade_scale", {"grades": n, "best": scale.best, "style": scale.style}, _page(where[order[0]]),
+                where[order[0]], f"{n} grades, {scale.label(order[0])} best")
     return bands
 
 

@@ -20,13 +20,15 @@ from evaluator.methodology.ingest_criteria import (
 )
 from evaluator.methodology.ingest_findings import Findings
 from evaluator.methodology.ingest_lexicon import header_role, metric_id
+from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods
 from evaluator.methodology.ingest_tables import Sentence, Table, read_document
 from evaluator.methodology.ingest_text import clean
+from evaluator.methodology.ingest_types import per_type_coverage, read_per_type
 from evaluator.methodology.rubric import rubric_domain
 
 _VERSION = re.compile(
-    r"(?:버전|version|ver\.?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
+    r"(?:버전|version|ver\.?|rev(?:ision|\.)?|개정\s*(?:일자|일)?|시행\s*(?:일자|일)?)\s*[:：]?\s*\(?\s*v?(\d{4}(?:[.\-]\d{1,2}){0,2}|\d+(?:\.\d+)+)",
     re.I,
 )
 _DATED = re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월(?:\s*\d{1,2}\s*일)?\s*(?:개정|시행|제정)")
@@ -74,6 +76,9 @@ def _weights_said(built: dict[str, Any] | None) -> str:
 
 def _criteria(tables: list[Table], sentences: list[Sentence], f: Findings) -> dict[str, Any] | None:
     totals = stated_totals(sentences)
+    per_type = read_per_type(tables, totals, f)
+    if per_type is not None:  # one 배점 column (or one table) per 유형
+        return per_type or None
     candidates: list[tuple[Table, dict[str, Any] | None, Findings]] = []
     unweighted: list[tuple[Table, dict[str, Any] | None, Findings]] = []
     for t in tables:
@@ -165,9 +170,16 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     draft: dict[str, Any] = {"domain": rubric_domain(), "name": name, "version": version}
     bands = read_bands(tables, sentences, f)
     groups = read_peer_groups(tables, sentences, f)
+    marked, sentences = provisional_sentences(sentences)  # its "1년 이상" is not the regular minimum
+    provisional = read_provisional(marked, f)
+    for t in tables:
+        if t.role is None and any(MARK.search(" ".join(r.cells)) for r in t.rows):
+            t.role = "provisional grades"
     eligibility = read_eligibility(sentences, groups or [], f)
     criteria = _criteria(tables, sentences, f)
     periods = read_periods(tables, sentences, (eligibility or {}).get("min_history_years"), f)
+    if provisional:
+        draft["provisional"] = provisional
     if groups:
         draft["peer_groups"] = groups
     if eligibility:
@@ -177,8 +189,13 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     if criteria:
         draft.update(criteria)
         _unread_qualitative(criteria, tables, sentences, f)
+        per_type_coverage(draft, f)
     if bands:
         draft["grade_bands"] = bands
+        stars = str(bands[0]["label"]).startswith("★")
+        if stars or len(bands) != 5:
+            draft["grade_scale"] = {"grades": len(bands), "best": "high" if stars else "low",
+                                    "style": "stars" if stars else "number"}
     f.tables = [
         {"name": t.name, "pages": t.pages, "header": t.header, "rows": len(t.rows), "role": t.role} for t in tables
     ]

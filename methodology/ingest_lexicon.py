@@ -108,6 +108,14 @@ def metric_id(name: str) -> tuple[str | None, str | None]:
         return ids.pop(), None
     if c in AMBIGUOUS or bare in AMBIGUOUS:
         return None, AMBIGUOUS.get(c) or AMBIGUOUS[bare]
+    if re.search(r"[A-Za-z]", name) and re.search(r"[가-힣]", name):  # "Sharpe ratio 샤프지수": either name
+        english, korean = (metric_id(re.sub(pattern, " ", name).strip()) for pattern in (r"[가-힣]+", r"[A-Za-z]+"))
+        ids = {i for i, _ in (english, korean) if i}
+        if len(ids) == 1:
+            return ids.pop(), None
+        if len(ids) > 1:
+            return None, f"{name!r} names two different metrics ({' and '.join(sorted(ids))})"
+        return None, english[1] if "family" in (english[1] or "") else korean[1]
     return None, f"{name!r} is not a metric the engine knows"
 
 

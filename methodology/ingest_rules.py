@@ -57,25 +57,40 @@ def read_peer_groups(tables: list[Table], sentences: list[Sentence], f: Findings
             f.notes.append(f"other lists of 유형 in the text, not used: {others}")
         f.found("peer_groups", names, s.page, _where(s), s.text)
         return names
-    f.problem(
-        "missing",
+    looked = [t.name for t in tables] + ["sentences naming two or more …형"]
+    said = next((s for s in sentences if _CLASSIFICATION.search(s.text)), None)
+    f.found(
         "peer_groups",
-        "no list of 유형 (peer groups), e.g. '국내주식형, 채권형, 혼합형으로 구분한다' or a 유형 table",
-        [t.name for t in tables] + ["sentences naming two or more …형"],
+        None,
+        said.page if said else None,
+        _where(said) if said else "looked in: " + "; ".join(looked),
+        "the document names no list of 유형; peer_groups is left out, so every 유형 in the data is a peer group",
+    )
+    f.notes.append(
+        "no list of 유형 (peer groups) in the document"
+        + (f" ({_where(said)})" if said else "")
+        + ": every 유형 in the data will form its own peer group"
     )
     return None
+
+
+_CLASSIFICATION = re.compile(r"(?:유형|분류)[^.]{0,40}(?:따른다|따름|준용|협회|표준)|classification|peer\s*groups?\s*(?:are|follow)", re.I)
 
 
 _HISTORY_CTX = re.compile(r"운용기간|설정\s*후|설정일|경과|운용된|운용실적|운용\s*기간|track\s*record|history", re.I)
 _HISTORY = re.compile(
     r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:이|가)?\s*(?:이상|초과|경과|지난|or\s*more|or\s*longer)", re.I
 )
-_HISTORY_EN = re.compile(r"at\s*least\s*(\d+(?:\.\d+)?)\s*(years?|months?)", re.I)
+_HISTORY_EN = re.compile(
+    r"(?:at\s*least|minimum\s*track\s*record\s*(?:of|is)?\s*[:：]?)\s*(\d+(?:\.\d+)?)\s*(years?|months?)", re.I
+)
 _HISTORY_BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:미만|less\s*than)", re.I)
 _EXCLUDE = re.compile(r"제외|평가하지\s*않|평가\s*대상이\s*아니|excluded|not\s*rated|not\s*eligible", re.I)
 _AMOUNT_CTX = re.compile(r"설정\s*원본|설정\s*액|설정\s*규모|순자산|운용\s*규모|fund\s*size|AUM|net\s*assets", re.I)
 _SIZE = re.compile(
-    r"(\d+)\s*개\s*(미만|이하)|(?:fewer|less)\s*than\s*(\d+)\s*funds|(\d+)\s*개\s*이상|at\s*least\s*(\d+)\s*funds", re.I
+    r"(\d+)\s*개\s*(미만|이하)|(?:fewer|less)\s*than\s*(\d+)\s*(?:eligible\s*|rated\s*)?funds|(\d+)\s*개\s*이상"
+    r"|at\s*least\s*(\d+)\s*(?:eligible\s*|rated\s*)?funds",
+    re.I,
 )
 _SIZE_CTX = re.compile(r"동일\s*유형|동류|유형\s*내|유형별|peer|같은\s*유형|그룹|펀드\s*수", re.I)
 
@@ -106,7 +121,7 @@ def _threshold_hits(text: str, excluded: bool) -> list[tuple[str, float, str]]:
         start = 0
         for value, m in find_amounts(text):
             tail = re.sub(r"\([^)]*\)", "", text[m.end() : m.end() + 40])[:12]  # skip "(채권형은 300억원)"
-            head = text[max(0, m.start() - 12) : m.start()]
+            head = text[max(0, m.start() - 24) : m.start()]  # "Minimum fund size: KRW 10 billion"
             if (
                 re.search(r"이상|or\s*more|초과", tail, re.I)
                 or re.search(r"at\s*least|minimum|최소", head, re.I)
@@ -128,7 +143,7 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
         excluded = bool(_EXCLUDE.search(text))  # "… 미만인 펀드는 평가대상에서 제외한다"
         hits += _threshold_hits(text, excluded)
         m = _SIZE.search(text)
-        if m and _SIZE_CTX.search(text) and re.search(r"등급|산출|부여|rate|grade|평가", text, re.I):
+        if m and _SIZE_CTX.search(text) and re.search(r"등급|산출|부여|rate|grade|평가|eligible|needs?|requires?", text, re.I):
             if m.group(1):
                 n = int(m.group(1)) + (1 if m.group(2) == "이하" else 0)
             else:
@@ -176,9 +191,13 @@ def read_eligibility(sentences: list[Sentence], groups: list[str], f: Findings) 
     return out or None
 
 
-_PAIR = re.compile(r"(\d+)\s*년\s*(?:수익률|성과|기간|실적)?\s*[:(]?\s*(\d+(?:\.\d+)?)\s*%")
+_PAIR = re.compile(
+    r"(\d+)\s*(?:년|y|-?years?)\s*(?:수익률|성과|기간|실적|window|returns?|performance)?\s*[:(]?\s*(\d+(?:\.\d+)?)\s*%", re.I
+)
 _MIN = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(년|개월)\s*(?:이상|초과)|(\d+(?:\.\d+)?)\s*(?:년|개월)?\s*[~\-]\s*\d+(?:\.\d+)?\s*(년|개월)"
+    r"(\d+(?:\.\d+)?)\s*(년|개월|years?|months?)\s*(?:이상|초과|or\s*more|or\s*longer|and\s*over|\+)"
+    r"|(\d+(?:\.\d+)?)\s*(?:년|개월)?\s*[~\-]\s*\d+(?:\.\d+)?\s*(년|개월)",
+    re.I,
 )
 _BELOW = re.compile(r"(\d+(?:\.\d+)?)\s*(?:년|개월)\s*미만")
 
@@ -189,7 +208,7 @@ def _min_years(text: str) -> float | None:
     if not m:
         return None
     if m.group(1) is not None:
-        return years_value(m.group(1), m.group(2))
+        return years_value(m.group(1), m.group(2).lower())
     return years_value(m.group(3), m.group(4))
 
 
@@ -278,7 +297,9 @@ def _periods_from_sentence(s: Sentence) -> list[tuple[float | None, dict[str, fl
         head = s.text[start : p.start()]
         if current is None or _MIN.search(head) or _BELOW.search(head):
             lo = _min_years(head)
-            if lo is None and not _BELOW.search(head) and not re.search(r"펀드|경우|운용기간|평가기간|기간별|가중치", head):
+            if lo is None and not _BELOW.search(head) and not re.search(
+                r"펀드|경우|운용기간|평가기간|기간별|가중치|funds?|track\s*record|history|window", head, re.I
+            ):
                 return rules
             current = (lo, {})
             rules.append((current[0], current[1], where, s.page))

@@ -156,7 +156,17 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
     for key in ("description", "default_style"):
         if key in doc:
             rubric[key] = doc[key]
-    rubric["peer_groups"] = [row[1] for row in tables[L.PEER_TABLE]]
+    from_data = doc.get("peer_groups") == L.PEER_GROUPS_FROM_DATA
+    if L.PEER_TABLE in tables and not from_data:
+        rubric["peer_groups"] = [row[1] for row in tables[L.PEER_TABLE]]
+    elif not from_data:
+        raise IngestError(f"{what} has no {L.TABLE_NAMES[L.PEER_TABLE]}; it cannot be read as a methodology")
+    for key, keys in L.SETTING_KEYS.items():
+        if key in doc:
+            try:
+                rubric[key] = L.parse_setting(doc[key], keys)
+            except ValueError as exc:
+                raise IngestError(f"{what}: the document table's {L.DOC_KEYS[key]} row: {exc}") from None
     rubric["eligibility"] = {
         k: _num(elig[k], f"eligibility table, {L.ELIGIBILITY_KEYS[k]}")
         for k in L.ELIGIBILITY_KEYS
@@ -171,6 +181,11 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
         rubric["eligibility"]["overrides"] = overrides
     rubric["period_weights"] = _period_weights(tables[L.PERIOD_TABLE])
     rubric["criteria"] = _criteria(tables[L.CRITERIA_TABLE])
+    if L.TYPE_CRITERIA_TABLE in tables:
+        by_type: dict[str, Rows] = {}
+        for row in tables[L.TYPE_CRITERIA_TABLE]:
+            by_type.setdefault(row[0], []).append(row[1:])
+        rubric["criteria_by_type"] = {group: _criteria(rows) for group, rows in by_type.items()}
     if L.QUALITATIVE_TABLE in tables:
         rubric["qualitative"] = _qualitative(tables[L.QUALITATIVE_TABLE], doc.get("qualitative_weight"))
     rubric["grade_bands"] = _bands(tables[L.BANDS_TABLE])
@@ -190,7 +205,8 @@ def _exact(tables: dict[tuple[str, ...], Rows], pages: dict[tuple[str, ...], int
     where = {
         "name": L.DOC_TABLE, "version": L.DOC_TABLE, "peer_groups": L.PEER_TABLE, "eligibility": L.ELIGIBILITY_TABLE,
         "period_weights": L.PERIOD_TABLE, "criteria": L.CRITERIA_TABLE, "qualitative": L.QUALITATIVE_TABLE,
-        "grade_bands": L.BANDS_TABLE, "rewards": L.REWARDS_TABLE,
+        "grade_bands": L.BANDS_TABLE, "rewards": L.REWARDS_TABLE, "grade_scale": L.DOC_TABLE,
+        "provisional": L.DOC_TABLE, "criteria_by_type": L.TYPE_CRITERIA_TABLE,
     }
     for key, table in where.items():
         if key in rubric:

@@ -26,6 +26,7 @@ CRITERIA_TABLE = ("평가항목 ID", "평가항목", "항목 가중치(%)", "지
 QUALITATIVE_TABLE = ("정성항목 ID", "정성항목", "정성항목 가중치(%)", "점수", "수준 설명")
 BANDS_TABLE = ("등급", "등급명", "비중(%)", "누적 상위(%)")
 REWARDS_TABLE = ("보상", "보상 가중치", "설명(영문)", "설명(한국어)")
+TYPE_CRITERIA_TABLE = ("유형", *CRITERIA_TABLE)
 
 DOC_KEYS = {
     "domain": "도메인",
@@ -34,7 +35,17 @@ DOC_KEYS = {
     "description": "설명",
     "default_style": "기본 출력 형식",
     "qualitative_weight": "정성평가 비중(%)",
+    "grade_scale": "등급 체계",
+    "provisional": "가등급 규칙",
+    "peer_groups": "동류그룹 기준",
 }
+SETTING_KEYS = {
+    "grade_scale": ("grades", "best", "style"),
+    "provisional": ("min_history_years", "max_history_years", "window", "label_prefix"),
+}
+"""Document-table rows holding a small object as ``key=value, …`` (numbers as numbers, the rest as text)."""
+PEER_GROUPS_FROM_DATA = "데이터의 모든 유형"
+"""The 동류그룹 기준 cell of a rubric without a peer-group list: every 유형 in the data is a peer group."""
 ELIGIBILITY_KEYS = {
     "min_history_years": "최소 운용기간(년)",
     "min_set_amount_krw": "최소 설정액(원)",
@@ -51,6 +62,7 @@ TABLE_NAMES = {
     QUALITATIVE_TABLE: "the qualitative table (정성항목 ID | … | 수준 설명)",
     BANDS_TABLE: "the grade-band table (등급 | 등급명 | 비중(%) | 누적 상위(%))",
     REWARDS_TABLE: "the reward table (보상 | 보상 가중치 | 설명(영문) | 설명(한국어))",
+    TYPE_CRITERIA_TABLE: "the per-유형 criteria table (유형 | 평가항목 ID | … | 지표 가중치(%))",
 }
 COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
     DOC_TABLE: frozenset(),
@@ -62,9 +74,31 @@ COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
     QUALITATIVE_TABLE: frozenset({0, 2, 3}),
     BANDS_TABLE: frozenset({0, 2, 3}),
     REWARDS_TABLE: frozenset({0, 1}),
+    TYPE_CRITERIA_TABLE: frozenset({1, 3, 4, 6}),
 }
 """Columns holding identifiers or numbers: a line break inside them is a wrap, never a space."""
-REQUIRED_TABLES = (CRITERIA_TABLE, DOC_TABLE, ELIGIBILITY_TABLE, PEER_TABLE, PERIOD_TABLE, BANDS_TABLE)
+REQUIRED_TABLES = (CRITERIA_TABLE, DOC_TABLE, ELIGIBILITY_TABLE, PERIOD_TABLE, BANDS_TABLE)
+"""The peer-group table too, unless the document table says the peer groups are the data's 유형."""
+
+
+def setting_text(values: dict[str, object]) -> str:
+    """``grades=5, best=high, style=stars``: one table cell for a small settings object."""
+    return ", ".join(f"{k}={format_number(v) if isinstance(v, (int, float)) else v}" for k, v in values.items())
+
+
+def parse_setting(text: str, keys: tuple[str, ...]) -> dict[str, object]:
+    """The inverse of :func:`setting_text`; a key outside ``keys`` or a part without ``=`` is a ValueError."""
+    out: dict[str, object] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in keys:
+            raise ValueError(f"cannot read {part!r} (expected {', '.join(keys)} as key=value)")
+        value = value.strip()
+        try:
+            out[key.strip()] = parse_number(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
 
 
 def header_key(cells: list[str | None] | tuple[str, ...]) -> tuple[str, ...]:

@@ -25,7 +25,8 @@ from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
 
 from evaluator.core.outputs import ensure_new_file
 from evaluator.methodology import pdf_layout as L
-from evaluator.methodology.rubric import METRICS, grade_cutoffs, validate_rubric
+from evaluator.methodology.rubric import METRICS, PERIODS, grade_cutoffs, validate_rubric
+from evaluator.methodology.rubric_scale import grade_scale
 
 _STYLES: dict[str, ParagraphStyle] = {}
 PERIOD_KO = {"1y": "1년", "3y": "3년", "5y": "5년", "10y": "10년"}
@@ -119,10 +120,15 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
     story += [_p("1. 개요", "h")]
     if r.get("description"):
         story.append(_p(str(r["description"])))
+    scale = grade_scale(r)
+    best, worst = (f"{x}{'이' if x.endswith('급') else '가'}" for x in map(scale.label, (scale.best_grade(), scale.worst_grade())))
     story.append(
         _p(
-            "이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. 1등급이 가장 우수하고 5등급이 가장 "
+            f"이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. {best} 가장 우수하고 {worst} 가장 "
             "낮은 평가이며, 1등급이 가장 위험한 등급을 뜻하는 투자위험등급과는 방향이 반대이다. 모든 값은 아래 표가 기준이다."
+            if scale.best == "low"
+            else f"이 방법론은 같은 유형(동류그룹)의 펀드끼리 상대 비교하여 등급을 부여한다. {best} 가장 우수하고 {worst} 가장 "
+            "낮은 평가이다. 모든 값은 아래 표가 기준이다."
         )
     )
     doc_rows = [
@@ -136,6 +142,11 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
         doc_rows.append([L.DOC_KEYS["default_style"], r["default_style"]])
     if "qualitative" in r:
         doc_rows.append([L.DOC_KEYS["qualitative_weight"], _n(r["qualitative"]["weight"])])
+    for key in L.SETTING_KEYS:
+        if key in r:
+            doc_rows.append([L.DOC_KEYS[key], L.setting_text(dict(r[key]))])
+    if "peer_groups" not in r:
+        doc_rows.append([L.DOC_KEYS["peer_groups"], L.PEER_GROUPS_FROM_DATA])
     story.append(_table(L.DOC_TABLE, doc_rows, (45, 125)))
 
     story += [
@@ -149,6 +160,16 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
             L.ELIGIBILITY_TABLE, [[L.ELIGIBILITY_KEYS[k], _n(elig[k])] for k in L.ELIGIBILITY_KEYS], (80, 90)
         ),
     ]
+    prov = r.get("provisional")
+    if prov:
+        years = PERIODS.get(str(prov["window"]), prov["window"])
+        story.append(
+            _p(
+                f"운용기간 {_n(prov['min_history_years'])}년 이상 {_n(prov['max_history_years'])}년 미만인 펀드는 최근 {years}년 "
+                f"성과만으로 같은 유형에서 운용기간 {_n(prov['min_history_years'])}년 이상인 모든 펀드와 비교해 가등급(잠정 등급)을 "
+                "부여한다. 정규 등급은 이 규칙과 무관하게 산출한다."
+            )
+        )
     overrides = elig.get("overrides") or {}
     if overrides:
         story += [
@@ -167,8 +188,14 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
         ]
     story += [
         _p("3. 동류그룹", "h"),
-        _p("펀드는 유형별 동류그룹 안에서만 비교한다. 아래 표에 없는 유형의 펀드는 평가하지 않는다."),
-        _table(L.PEER_TABLE, [[str(i), g] for i, g in enumerate(r["peer_groups"], 1)], (20, 150)),
+        *(
+            [
+                _p("펀드는 유형별 동류그룹 안에서만 비교한다. 아래 표에 없는 유형의 펀드는 평가하지 않는다."),
+                _table(L.PEER_TABLE, [[str(i), g] for i, g in enumerate(r["peer_groups"], 1)], (20, 150)),
+            ]
+            if "peer_groups" in r
+            else [_p("펀드 유형은 평가 자료의 유형 분류를 따르며, 자료에 있는 유형마다 하나의 동류그룹으로 비교한다.")]
+        ),
         _p("4. 평가 기간과 가중치", "h"),
         _p(
             "평가 기간은 평가기준일로 끝나는 달력 기간(1년, 3년, 5년, 10년)이다. 펀드의 운용기간에 따라 아래 표에서 해당하는 "
@@ -215,6 +242,22 @@ def _criteria_section(r: Mapping[str, Any]) -> list[Any]:
             (25, 30, 22, 40, 30, 23),
         ),
     ]
+    by_type = r.get("criteria_by_type") or {}
+    if by_type:
+        story += [
+            _p(f"다만 {', '.join(by_type)} 유형은 위 표 대신 아래 표의 항목과 가중치로 평가한다."),
+            _table(
+                L.TYPE_CRITERIA_TABLE,
+                [
+                    [group, c["id"], c["name"], _n(c["weight"]), m["metric"],
+                     METRICS[m["metric"]].label_ko if m["metric"] in METRICS else "-", _n(m["weight"])]
+                    for group, criteria in by_type.items()
+                    for c in criteria
+                    for m in c["metrics"]
+                ],
+                (20, 23, 27, 20, 36, 26, 20),
+            ),
+        ]
     qual = r.get("qualitative")
     if qual:
         story += [

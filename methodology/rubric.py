@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.schemas import load_schema, schema_problems
+from evaluator.methodology.rubric_scale import band_problems, grade_scale, provisional_problems
 
 SCHEMA_PACKAGE = "evaluator.methodology"
 SCHEMA_FILE = "rubric.schema.json"
@@ -53,6 +54,7 @@ PERIODS: dict[str, int] = {"1y": 1, "3y": 3, "5y": 5, "10y": 10}
 """Window name → years. Windows are calendar periods ending at the as-of date."""
 
 GRADES = (1, 2, 3, 4, 5)
+"""The default scale's grades; a rubric's own scale is :func:`~evaluator.methodology.rubric_scale.grade_scale`."""
 QUALITATIVE_LEVELS = ("1", "2", "3", "4", "5")
 
 
@@ -203,7 +205,7 @@ def _override_problems(eligibility: Any, peer_groups: Any) -> list[str]:
     problems: list[str] = []
     for group, rules in eligibility["overrides"].items():
         label = f"the eligibility override for 유형 {group!r}"
-        if group not in groups:
+        if peer_groups is not None and group not in groups:  # no list: every 유형 in the data is a group
             close = difflib.get_close_matches(group, groups, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             problems.append(
@@ -231,20 +233,29 @@ def _override_problems(eligibility: Any, peer_groups: Any) -> list[str]:
     return problems
 
 
-def _band_problems(bands: list[Any]) -> list[str]:
-    problems: list[str] = []
-    grades = [b.get("grade") for b in bands if isinstance(b, Mapping)]
-    for g in GRADES:
-        if g not in grades:
-            problems.append(f"missing grade band for {g}등급; bands must cover 1등급 to 5등급 once each")
-    dupes = sorted({g for g in grades if grades.count(g) > 1 and isinstance(g, int)})
-    for g in dupes:
-        problems.append(f"grade band {g}등급 is listed {grades.count(g)} times")
-    if not dupes and all(isinstance(g, int) for g in grades) and grades != sorted(grades):
-        problems.append("grade bands must be listed from 1등급 (best) to 5등급")
+def _band_problems(bands: list[Any], doc: Mapping[str, Any]) -> list[str]:
+    problems = band_problems(bands, grade_scale(doc if isinstance(doc.get("grade_scale"), Mapping) else None))
     sum_problem = _sum_problem("grade band shares", [b.get("share") for b in bands if isinstance(b, Mapping)])
     if sum_problem:
         problems.append(sum_problem)
+    return problems
+
+
+def _per_type_problems(doc: Mapping[str, Any]) -> list[str]:
+    """Per-유형 criteria follow the rules of the general ones and name a peer group."""
+    by_type = doc.get("criteria_by_type")
+    if not isinstance(by_type, Mapping):
+        return []
+    groups = doc.get("peer_groups")
+    problems: list[str] = []
+    for group, criteria in by_type.items():
+        if isinstance(groups, list) and group not in groups:
+            problems.append(
+                f"the criteria for 유형 {group!r} name a 유형 that is not one of the peer groups "
+                f"({', '.join(str(g) for g in groups)}), so they would never apply"
+            )
+        if isinstance(criteria, list):
+            problems += [f"for 유형 {group!r}: {p}" for p in _metric_problems(criteria)]
     return problems
 
 
@@ -286,7 +297,9 @@ def rubric_problems(doc: Any) -> list[str]:
         problems += _period_problems(doc["period_weights"], doc.get("eligibility"))
     problems += _override_problems(doc.get("eligibility"), doc.get("peer_groups"))
     if isinstance(doc.get("grade_bands"), list):
-        problems += _band_problems(doc["grade_bands"])
+        problems += _band_problems(doc["grade_bands"], doc)
+    problems += _per_type_problems(doc)
+    problems += provisional_problems(doc.get("provisional"), doc.get("eligibility"), PERIODS)
     problems += _qualitative_problems(doc.get("qualitative"))
     problems += _text_problems(doc)
     return problems
@@ -322,9 +335,22 @@ def grade_cutoffs(rubric: Mapping[str, Any]) -> list[tuple[int, float]]:
     return cutoffs
 
 
+def criteria_for(rubric: Mapping[str, Any], group: str | None) -> list[dict[str, Any]]:
+    """The criteria (with metric weights) that score funds of 유형 ``group``: its own, else the general ones."""
+    return list((rubric.get("criteria_by_type") or {}).get(group, rubric["criteria"]))
+
+
+def peer_groups_of(rubric: Mapping[str, Any], types: Any) -> list[str]:
+    """The rubric's peer groups, or (none listed) every 유형 that occurs in ``types``, sorted."""
+    if rubric.get("peer_groups") is not None:
+        return list(rubric["peer_groups"])
+    return sorted({str(t) for t in types if t is not None and str(t) != ""})
+
+
 def scored_metrics(rubric: Mapping[str, Any]) -> list[str]:
-    """Metrics that some criterion scores, in vocabulary order."""
-    used = {m["metric"] for c in rubric["criteria"] for m in c["metrics"]}
+    """Metrics that some criterion scores (general or per-유형), in vocabulary order."""
+    lists = [rubric["criteria"], *(rubric.get("criteria_by_type") or {}).values()]
+    used = {m["metric"] for criteria in lists for c in criteria for m in c["metrics"]}
     return [m for m in METRICS if m in used]
 
 

@@ -33,6 +33,22 @@ from methodology_docs_more import (
     refused_unread_qualitative,
     three_level_table,
 )
+from methodology_docs_rules import (
+    association_types_prose,
+    english_korean_edition,
+    english_korean_spaced,
+    english_prose_stars,
+    provisional_prose,
+    provisional_table_spaced,
+    refused_mixed_cell_two_metrics,
+    refused_provisional_no_window,
+    refused_type_without_weights,
+    seven_grades_prose,
+    star_table,
+    weights_per_type_categories,
+    weights_per_type_columns,
+    weights_per_type_tables,
+)
 from methodology_pdfdoc import EOK, Doc, spaced
 
 __all__ = ["CORPUS", "Case", "Doc", "mismatches", "percent_split_tables", "spaced", "summary"]
@@ -47,12 +63,103 @@ class Case:
     periods: list[tuple[float, dict[str, float]]] = field(default_factory=list)
     bands: list[float] = field(default_factory=list)
     eligibility: dict[str, Any] = field(default_factory=dict)
-    peer_groups: list[str] = field(default_factory=list)
+    peer_groups: list[str] | None = field(default_factory=list)
     refusal: tuple[str, ...] = ()
+    provisional: dict[str, Any] | None = None
+    grade_scale: dict[str, Any] | None = None
+    by_type: dict[str, dict[str, float]] | None = None
+    """Effective metric weights per 유형, when they differ by 유형."""
 
 
 STANDARD_BANDS = [10.0, 22.5, 35.0, 22.5, 10.0]
 RANGE_BANDS = [10.0, 20.0, 40.0, 20.0, 10.0]
+_RULES_ELIGIBILITY = {"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 10}
+_RULES_WEIGHTS = {"annualized_return": 0.4, "sharpe": 0.6}
+
+
+def _rules_case(name: str, build: Callable[[], bytes], groups: list[str] | None, **kw: Any) -> Case:
+    by_type = kw.get("by_type")
+    effective = kw.pop("effective", _RULES_WEIGHTS) or next(iter(by_type.values()))
+    return Case(
+        name, build, effective=effective, periods=[(3, {"3y": 100})], bands=kw.pop("bands", STANDARD_BANDS),
+        eligibility=_RULES_ELIGIBILITY, peer_groups=groups, **kw,
+    )
+
+
+RULE_CASES = [
+    _rules_case("association_types_prose", association_types_prose, None),
+    _rules_case(
+        "provisional_prose", provisional_prose, ["국내주식형", "채권형", "혼합형"],
+        provisional={"min_history_years": 1, "max_history_years": 3, "window": "1y"},
+    ),
+    _rules_case(
+        "provisional_table_spaced", provisional_table_spaced, ["국내주식형", "채권형"],
+        provisional={"min_history_years": 1, "max_history_years": 3, "window": "1y", "label_prefix": "잠정"},
+    ),
+    _rules_case(
+        "star_table", star_table, ["국내주식형", "채권형", "혼합형"],
+        grade_scale={"grades": 5, "best": "high", "style": "stars"},
+    ),
+    _rules_case(
+        "seven_grades_prose", seven_grades_prose, ["국내주식형", "채권형"], bands=[5.0, 10, 15, 40, 15, 10, 5],
+        grade_scale={"grades": 7, "best": "low", "style": "number"},
+    ),
+    _rules_case(
+        "weights_per_type_columns", weights_per_type_columns, ["주식형", "채권형"],
+        effective=None,
+        by_type={
+            "주식형": {"annualized_return": 0.4, "sharpe": 0.3, "annualized_volatility": 0.15, "max_drawdown": 0.15},
+            "채권형": {"annualized_return": 0.2, "sharpe": 0.2, "annualized_volatility": 0.35, "max_drawdown": 0.25},
+        },
+    ),
+    _rules_case(
+        "weights_per_type_categories", weights_per_type_categories, ["주식형", "채권형"],
+        effective=None,
+        by_type={
+            "주식형": {"annualized_return": 0.5, "annualized_volatility": 0.25, "max_drawdown": 0.25},
+            "채권형": {"annualized_return": 0.3, "annualized_volatility": 0.4, "max_drawdown": 0.3},
+        },
+    ),
+    _rules_case(
+        "weights_per_type_tables", weights_per_type_tables, ["주식형", "채권형"],
+        effective=None,
+        by_type={"주식형": {"annualized_return": 0.6, "sharpe": 0.4},
+                 "채권형": {"annualized_return": 0.3, "annualized_volatility": 0.7}},
+    ),
+    Case(
+        "english_korean_edition", english_korean_edition,
+        effective={"annualized_return": 0.4, "sharpe": 0.3, "sortino": 0.3},
+        periods=[(3, {"3y": 100}), (5, {"3y": 50, "5y": 50}), (10, {"3y": 30, "5y": 30, "10y": 40})],
+        bands=STANDARD_BANDS, peer_groups=["국내주식형", "해외주식형", "채권형"],
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 5},
+    ),
+    Case(
+        "english_prose_stars", english_prose_stars,
+        effective={"annualized_return": 0.3, "sharpe": 0.4, "max_drawdown": 0.3}, periods=[(3, {"3y": 100})],
+        bands=STANDARD_BANDS, peer_groups=None,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 50 * EOK, "min_peer_group_size": 8},
+        provisional={"min_history_years": 1, "max_history_years": 3, "window": "1y"},
+        grade_scale={"grades": 5, "best": "high", "style": "stars"},
+    ),
+    Case(
+        "english_korean_spaced", english_korean_spaced,
+        effective={"sharpe": 0.5, "max_drawdown": 0.5}, periods=[(3, {"3y": 100}), (5, {"3y": 40, "5y": 60})],
+        bands=STANDARD_BANDS, peer_groups=["주식형", "채권형"],
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 50 * EOK, "min_peer_group_size": 6},
+    ),
+    Case(
+        "refused_mixed_cell_two_metrics", refused_mixed_cell_two_metrics,
+        refusal=("'Sharpe ratio 표준편차' names two different metrics", "annualized_volatility and sharpe"),
+    ),
+    Case(
+        "refused_type_without_weights", refused_type_without_weights,
+        refusal=("[missing] criteria_by_type", "none are given for 혼합형"),
+    ),
+    Case(
+        "refused_provisional_no_window", refused_provisional_no_window,
+        refusal=("[missing] provisional", "names no window", "--fill"),
+    ),
+]
 
 CORPUS: list[Case] = [
     Case(
@@ -164,7 +271,13 @@ CORPUS: list[Case] = [
         "refused_shared_weight", refused_shared_weight,
         refusal=("lists 샤프지수, 소르티노 without weights", "does not split"),
     ),
-    Case("refused_star_ratings", refused_star_ratings, refusal=("[missing] grade_bands", "star ratings (★")),
+    Case(
+        "star_ratings_prose", refused_star_ratings,
+        effective={"mrar": 1.0}, periods=[(3, {"3y": 100})], bands=STANDARD_BANDS,
+        eligibility={"min_history_years": 3, "min_set_amount_krw": 100 * EOK, "min_peer_group_size": 10},
+        peer_groups=["국내주식형", "채권형", "혼합형"], grade_scale={"grades": 5, "best": "high", "style": "stars"},
+    ),
+    *RULE_CASES,
     Case(
         "refused_unread_qualitative", refused_unread_qualitative,
         refusal=("[missing] qualitative", "(정성 평가항목 | 배점) looks like qualitative", "--fill"),
@@ -176,12 +289,17 @@ CORPUS: list[Case] = [
 ]
 
 
-def summary(rubric: dict[str, Any]) -> dict[str, Any]:
-    """What a case checks: effective metric weights (share of the quantitative score), periods, bands, eligibility."""
+def _effective(criteria: list[dict[str, Any]]) -> dict[str, float]:
     effective: dict[str, float] = {}
-    for c in rubric["criteria"]:
+    for c in criteria:
         for m in c["metrics"]:
             effective[m["metric"]] = effective.get(m["metric"], 0.0) + c["weight"] / 100 * m["weight"] / 100
+    return effective
+
+
+def summary(rubric: dict[str, Any]) -> dict[str, Any]:
+    """What a case checks: effective metric weights (share of the quantitative score), periods, bands, eligibility."""
+    effective = _effective(rubric["criteria"])
     qual = rubric.get("qualitative")
     return {
         "effective": effective,
@@ -189,7 +307,11 @@ def summary(rubric: dict[str, Any]) -> dict[str, Any]:
         "periods": [(r["min_history_years"], r["weights"]) for r in rubric["period_weights"]],
         "bands": [b["share"] for b in rubric["grade_bands"]],
         "eligibility": rubric["eligibility"],
-        "peer_groups": rubric["peer_groups"],
+        "peer_groups": rubric.get("peer_groups"),
+        "provisional": rubric.get("provisional"),
+        "grade_scale": rubric.get("grade_scale"),
+        "by_type": {g: _effective(c) for g, c in rubric["criteria_by_type"].items()}
+        if "criteria_by_type" in rubric else None,
     }
 
 
@@ -209,10 +331,18 @@ def mismatches(case: Case, rubric: dict[str, Any]) -> list[str]:
     have_periods = [(float(y), {k: float(v) for k, v in w.items()}) for y, w in got["periods"]]
     if have_periods != want_periods:
         out.append(f"periods {have_periods} != {want_periods}")
-    if len(got["bands"]) != 5 or any(abs(a - b) > 1e-9 for a, b in zip(got["bands"], case.bands, strict=True)):
+    if len(got["bands"]) != len(case.bands) or any(abs(a - b) > 1e-9 for a, b in zip(got["bands"], case.bands, strict=True)):
         out.append(f"bands {got['bands']} != {case.bands}")
     if got["eligibility"] != case.eligibility:
         out.append(f"eligibility {got['eligibility']} != {case.eligibility}")
     if got["peer_groups"] != case.peer_groups:
         out.append(f"peer groups {got['peer_groups']} != {case.peer_groups}")
+    want, have = case.by_type or {}, got["by_type"] or {}
+    if set(want) != set(have) or any(
+        set(want[g]) != set(have[g]) or any(abs(have[g][k] - v) > 1e-9 for k, v in want[g].items()) for g in want
+    ):
+        out.append(f"weights per 유형 {have} != {want}")
+    for key in ("provisional", "grade_scale"):
+        if got[key] != getattr(case, key):
+            out.append(f"{key} {got[key]} != {getattr(case, key)}")
     return out

@@ -294,11 +294,15 @@ def test_cli_bad_fill_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not readable JSON" in _one_line(result.output)
 
 
-def test_more_than_five_grades_is_refused(tmp_path: Path) -> None:
+def test_seven_grades_are_read_and_a_band_table_shorter_than_the_text_is_refused(tmp_path: Path) -> None:
     bands = "1등급 상위 5%, 2등급 다음 10%, 3등급 다음 15%, 4등급 다음 40%, 5등급 다음 15%, 6등급 다음 10%, 7등급 나머지 5%."
     rows = [["평가지표", "가중치"], ["샤프지수", "100%"]]
-    with pytest.raises(IngestError, match=r"more than five grades \(6등급, 7등급\)"):
-        ingest_pdf(_write(tmp_path, "seven", _weights_doc(rows, bands=bands)))
+    rubric = ingest_pdf(_write(tmp_path, "seven", _weights_doc(rows, bands=bands)))
+    assert rubric["grade_scale"] == {"grades": 7, "best": "low", "style": "number"}
+    assert [b["grade"] for b in rubric["grade_bands"]] == [1, 2, 3, 4, 5, 6, 7]
+    five = "상위 10%는 1등급, 다음 22.5%는 2등급, 다음 35%는 3등급, 다음 22.5%는 4등급, 나머지 10%는 5등급으로 한다. 7등급 펀드는 별도로 관리한다."
+    with pytest.raises(IngestError, match=r"bands for 5 grades but the text names 7등급"):
+        ingest_pdf(_write(tmp_path, "short", _weights_doc(rows, bands=five)))
 
 
 def test_two_tables_refusal_shows_both_weightings(tmp_path: Path) -> None:

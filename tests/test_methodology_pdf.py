@@ -91,7 +91,9 @@ def test_pdf_without_criteria_table(tmp_path: Path) -> None:
         ingest_pdf(path)
     message = str(exc.value)
     assert "[missing] criteria: no criteria with weights found" in message
-    assert "[missing] grade_bands" in message and "[missing] peer_groups" in message
+    assert "[missing] grade_bands" in message
+    assert "[missing] peer_groups" not in message  # no list of 유형: the data's 유형 (recorded, not refused)
+    assert "every 유형 in the data" in " ".join(exc.value.report["notes"])
     assert "[missing] eligibility.min_set_amount_krw" in message and "looked in:" in message
 
 

@@ -175,7 +175,7 @@ def test_missing_wrong_revoked_and_expired_keys_are_401(loaded: Loaded) -> None:
             assert r.status_code == 401, (path, headers)
             assert r.json() == {"error": "unauthorized", "detail": "missing or invalid API key"}
             assert r.headers["www-authenticate"] == "Bearer"
-    assert client.get("/api/v1/funds", headers=auth(key), params={"grade": 9}).status_code == 422
+    assert client.get("/api/v1/funds", headers=auth(key), params={"grade": 11}).status_code == 422  # the largest scale has 10
     assert client.get("/api/v1/funds", params={"grade": 9}).status_code == 401  # no key: 401 before validation
     # expired: the day after the last valid day; still valid on that day
     today = dt.datetime.now(dt.timezone.utc).date()

@@ -231,7 +231,7 @@ def create_app(
         who: Caller,
         session: Db,
         type: Annotated[str | None, _text()] = None,
-        grade: Annotated[int | None, Query(ge=1, le=5)] = None,
+        grade: Annotated[int | None, Query(ge=1, le=10)] = None,
         company: Annotated[str | None, _text()] = None,
         q: Annotated[str | None, _text()] = None,
         as_of: AsOf = None,

@@ -41,7 +41,7 @@ def validate(rubric: Path = typer.Argument(..., help="Rubric JSON file.")) -> No
     metrics = sum(len(c["metrics"]) for c in doc["criteria"])
     console.print(
         f"[green]valid[/]: {doc['name']} (version {doc['version']}) — {len(doc['criteria'])} criteria, {metrics} metrics, "
-        f"{len(doc['peer_groups'])} peer groups, {len(doc['grade_bands'])} grade bands"
+        f"{len(doc['peer_groups']) if 'peer_groups' in doc else 'data-defined'} peer groups, {len(doc['grade_bands'])} grade bands"
     )
 
 

@@ -64,14 +64,15 @@ def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
 def read_folder(folder: str | Path) -> Batch:
     """Read and check a report folder; raise :class:`BatchError` naming every problem found."""
     from evaluator.core.outputs import path_inside
-    from evaluator.domains.fund.reports.report import report_schema, summary_schema
+    from evaluator.domains.fund.reports.report import report_schema, scale_problems, summary_schema
 
     base = Path(folder)
     if not (base / "summary.json").is_file():
         raise BatchError(f"{base} has no summary.json; is it a `fund evaluate --out` folder?")
     summary_bytes = (base / "summary.json").read_bytes()
     summary = _load_json(base / "summary.json")
-    problems = _problems(summary, summary_schema())
+    scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
+    problems = _problems(summary, summary_schema()) or scale_problems(summary, scale)  # grades on the rubric's scale
     if problems:
         raise BatchError("summary.json does not match the summary schema: " + "; ".join(problems[:5]))
     reports: list[tuple[str, dict[str, Any]]] = []
@@ -103,7 +104,7 @@ def read_folder(folder: str | Path) -> Batch:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             bad.append(f"{name}: not readable JSON ({type(exc).__name__})")
             continue
-        errs = _problems(doc, rschema)
+        errs = _problems(doc, rschema) or scale_problems(doc, scale)
         if errs:
             bad.append(f"{name}: {errs[0]}")
         elif doc["fund_code"] != code or doc["as_of"] != summary["as_of"]:
@@ -149,7 +150,8 @@ def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[
             "fund_name": doc.get("fund_name"),
             "company": doc.get("company"),
             "type": doc.get("type"),
-            "status": doc["status"],
+            # a provisional grade (가등급) is stored apart: the rated-fund list ranks regular grades only
+            "status": "provisional" if doc["status"] == "ok" and doc.get("provisional") else doc["status"],
             "grade": doc.get("grade"),
             "score": doc.get("score"),
             "percentile": doc.get("peer_percentile"),

@@ -166,8 +166,11 @@ def summary(session: Session, principal: Principal, as_of: dt.date | None) -> di
         row = out.setdefault(
             fund_type or "(없음)", {**dict.fromkeys(GRADE_KEYS, 0), "not_rated": 0, "error": 0, "total": 0}
         )
-        key = str(grade) if status == "ok" and grade is not None else ("error" if status == "error" else "not_rated")
-        row[key] += int(n)
+        if status in ("ok", "provisional") and grade is not None:
+            key = ("p" if status == "provisional" else "") + str(grade)  # 가등급 apart, any scale's grades
+        else:
+            key = "error" if status == "error" else "not_rated"
+        row[key] = row.get(key, 0) + int(n)
         row["total"] += int(n)
     return dict(sorted(out.items()))
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, PackError, PackPlot, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.task.answer import extract_grade, read_answer
-from evaluator.domains.fund.task.rewards import build_reward_functions, gold_grade, load_facts
+from evaluator.domains.fund.task.answer import extract_grade, read_answer, scale_problems
+from evaluator.domains.fund.task.rewards import build_reward_functions, gold_grade, load_facts, scale_grades
 
 PACKAGE = "evaluator.domains.fund"
 LANGUAGES = ("ko", "en")
@@ -106,7 +106,7 @@ class FundPack(DomainPack):
         """The grade of an answer field in a predictions file (``3`` or ``"3등급"``)."""
         grade = gold_grade(value)
         if grade is None:
-            raise ValueError("a fund answer is a grade from 1 to 5")
+            raise ValueError("a fund answer is a grade from 1 to 10 (3등급, 가3등급 or ★★★)")
         return str(grade)
 
     def grade(
@@ -115,12 +115,14 @@ class FundPack(DomainPack):
         """The shared grader, plus what an analyst needs to read the verdict: schema validity and problems."""
         verdict = super().grade(completion, row, style=style, extract=extract)
         answer = read_answer(completion_text(completion))
+        facts = row.get("facts")
+        beyond = scale_problems(answer.obj, scale_grades(load_facts(facts)) if isinstance(facts, str) else 5)
         details = {
-            "schema_valid": answer.schema_valid,
+            "schema_valid": answer.schema_valid and not beyond,
             "framing": answer.framing,
             "engine_grade": gold_grade(row.get("grade"), row.get("answer")),
             "stated_grade": answer.grade("flexible"),
-            "problems": list(answer.problems[:5]),
+            "problems": [*answer.problems, *beyond][:5],
         }
         return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score)
 

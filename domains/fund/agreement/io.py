@@ -168,6 +168,8 @@ def parse_grade(value: Any, top: int) -> int | None:
     text = _text(value)
     if not text:
         return None
+    if set(text) == {"★"}:
+        text = str(len(text))  # a star scale: ★★★★ is grade 4
     match = _GRADE.fullmatch(text)
     if not match:
         raise ValueError(f"{text!r} is not a grade (write 1…{top} or 1등급…{top}등급)")

@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluator.core.schemas import schema_problems
 from evaluator.domains.fund.data.readers import DataError
-from evaluator.domains.fund.reports.report import report_schema, summary_schema
+from evaluator.domains.fund.reports.report import report_schema, scale_problems, summary_schema
 from evaluator.methodology.rubric import PERIODS
 
 METRIC_KEYS = ("annualized_return", "annualized_volatility", "sharpe", "max_drawdown", "information_ratio")
@@ -61,7 +61,8 @@ def read_batch(folder: str | Path) -> Batch:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"{path} is not readable JSON ({exc})") from exc
-    problems = schema_problems(summary, summary_schema())
+    scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
+    problems = schema_problems(summary, summary_schema()) or scale_problems(summary, scale)
     if problems:
         raise DataError(f"{path} is not a fund evaluation summary: " + "; ".join(problems[:3]))
     block = summary.get("model_evaluation")
@@ -71,8 +72,9 @@ def read_batch(folder: str | Path) -> Batch:
             fund_code=line["fund_code"],
             fund_name=line["fund_name"],
             type=line["type"],
-            status=line["status"],
-            grade=line["grade"] if line["status"] == "ok" else None,
+            # a provisional grade (가등급) ranks on another window: it is kept out of the agreement statistics
+            status="provisional" if line.get("provisional") else line["status"],
+            grade=line["grade"] if line["status"] == "ok" and not line.get("provisional") else None,
             score=line["score"],
             peer_percentile=line["peer_percentile"],
             file=line["file"],

@@ -54,12 +54,12 @@ def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     from evaluator.domains.fund.reports.report import grade_distribution
 
     table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
-    for col in ("유형", "1", "2", "3", "4", "5", "not rated", "error", "total"):
+    distribution = grade_distribution(evaluation.funds, evaluation.rubric)
+    keys = list(next(iter(distribution.values()), {"not_rated": 0, "error": 0, "total": 0}))
+    for col in ("유형", *(k.replace("_", " ").replace("p", "가", 1) if k[1:].isdigit() else k.replace("_", " ") for k in keys)):
         table.add_column(col, justify="left" if col == "유형" else "right")
-    for fund_type, row in grade_distribution(evaluation.funds).items():
-        table.add_row(
-            fund_type, *(str(row[k]) for k in ("1", "2", "3", "4", "5", "not_rated", "error", "total"))
-        )
+    for fund_type, row in distribution.items():
+        table.add_row(fund_type, *(str(row[k]) for k in keys))
     console.print(table)
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")

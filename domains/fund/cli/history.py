@@ -152,6 +152,9 @@ def backtest(
     by: str | None = typer.Option(None, "--by", help="유형: every statistic also per 유형 (peer group)."),
     replicates: int = typer.Option(1000, "--replicates", help="Block-bootstrap replicates."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing backtest.json and plots."),
+    include_provisional: bool = typer.Option(
+        False, "--include-provisional", help="Count provisional grades (가등급) of young funds with the regular ones."
+    ),
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
     from evaluator.core.outputs import atomic_write_json
@@ -171,7 +174,9 @@ def backtest(
         fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
     try:
         with console.status("computing forward returns and bootstrap intervals…"):
-            doc = run_backtest(history_dir, horizon, by_type=by is not None, reps=replicates)
+            doc = run_backtest(
+                history_dir, horizon, by_type=by is not None, reps=replicates, include_provisional=include_provisional
+            )
     except DataError as exc:
         fail(escape(str(exc)))
     out.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ import pandas as pd
 from evaluator.domains.fund.data.readers import DataError
 from evaluator.domains.fund.engine.calendar import Aligned, align_benchmark
 from evaluator.domains.fund.engine.checks import FundFlags, check_matrix
+from evaluator.domains.fund.engine.grading import provisional_grades, score_per_type, with_provisional
 from evaluator.domains.fund.engine.metrics import (
     KnownMetrics,
     Market,
@@ -41,10 +42,11 @@ from evaluator.domains.fund.engine.results import (
     FundResult,
     package_results,
 )
-from evaluator.domains.fund.engine.scoring import class_counts, family_codes, peer_context, score_funds
+from evaluator.domains.fund.engine.scoring import class_counts, family_codes, peer_context
 from evaluator.domains.fund.engine.total_return import Adjustments
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.methodology.rubric import PERIODS, eligibility_for
+from evaluator.methodology.rubric import PERIODS, criteria_for, eligibility_for, peer_groups_of
+from evaluator.methodology.rubric_scale import provisional_label
 
 __all__ = ["ERROR", "NOT_RATED", "OK", "Evaluation", "FundResult", "evaluate_universe"]
 
@@ -126,13 +128,15 @@ def _eligibility(
     covers: Callable[[float], np.ndarray],
     history: np.ndarray,
     flags: FundFlags,
-) -> None:
+) -> tuple[np.ndarray, np.ndarray]:
     """Thresholds per fund's 유형: the general rule, or that 유형's override (e.g. 채권형 ≥ 300억원).
 
     The tests run on whole arrays; only the funds that get a reason are visited, in fund order, with
-    their reasons in the order the rules are listed.
+    their reasons in the order the rules are listed. Returns (passes every rule but history, history too
+    short), which provisional grades start from. No ``peer_groups`` in the rubric: every 유형 in the data.
     """
-    groups = set(rubric["peer_groups"])
+    peer_groups = peer_groups_of(rubric, types.tolist())
+    groups = set(peer_groups)
     listed = types.tolist()
     rules_of = {t: eligibility_for(rubric, t) for t in dict.fromkeys(listed)}
     min_years = np.array([rules_of[t]["min_history_years"] for t in listed], dtype=float)
@@ -155,7 +159,7 @@ def _eligibility(
             flags.skip(i, "펀드 유형(유형) 정보가 없습니다")
         elif t not in groups:
             flags.skip(
-                i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(rubric['peer_groups'])})이 아닙니다"
+                i, f"유형 '{t}'은(는) 평가 방법론의 동류그룹({', '.join(peer_groups)})이 아닙니다"
             )
         rules = rules_of[t]
         if short[i]:
@@ -169,6 +173,7 @@ def _eligibility(
             )
         elif unknown[i]:
             flags.warn(i, "설정액 정보가 없어 최소 설정액 기준을 확인하지 못했습니다")
+    return ~no_group & ~small, short
 
 
 def qualitative_scores(
@@ -296,7 +301,10 @@ def evaluate_universe(
         row = window_start_row(dates, as_of_ts, years)
         return np.zeros(len(codes), dtype=bool) if row is None else span.has_any & (span.first <= row)
 
-    _eligibility(rubric, types, amounts, covers, history, flags)
+    skipped_before = np.zeros(len(codes), dtype=bool)
+    skipped_before[list(flags.not_rated)] = True  # stale and the like: no grade of any kind
+    passes, short = _eligibility(rubric, types, amounts, covers, history, flags)
+    base_ok = passes & ~errored & ~skipped_before
     eligible = np.array(
         [i not in flags.errors and i not in flags.not_rated for i in range(len(codes))], dtype=bool
     )
@@ -317,12 +325,22 @@ def evaluate_universe(
         rule_weights[hit] = row
     period_weights = {p: rule_weights[:, k] for k, p in enumerate(period_names)}
     families = family_codes(meta, codes)
-    scores = score_funds(metrics, groups, eligible, period_weights, rubric, qualitative, families=families)
+    scores = score_per_type(metrics, groups, eligible, period_weights, rubric, qualitative, families=families)
     classes = (
         class_counts(groups, families, eligible & np.isfinite(scores.score)) if families is not None else None
     )
-    peers = peer_context(metrics, groups, eligible, scores.score, scores.grade)
+    peers = peer_context(metrics, groups, eligible, scores.score, scores.grade, rubric)
     labels = {int(b["grade"]): str(b["label"]) for b in rubric["grade_bands"]}
+    prov = provisional_grades(
+        rubric, metrics, groups, base_ok, short, covers, history, flags, qualitative, families
+    )
+    if prov is not None and prov.young.any():
+        scores = with_provisional(scores, prov)
+        eligible = eligible | prov.young
+        rule_weights[prov.young] = np.array([100.0 if p == prov.window else 0.0 for p in period_names])
+        if classes is not None:
+            prov_k = class_counts(groups, families, np.isfinite(prov.scores.score))
+            classes = np.where(prov.young, prov_k, classes)
 
     funds = package_results(
         codes,
@@ -342,7 +360,17 @@ def evaluate_universe(
         dates,
         labels,
         as_of_ts.strftime("%Y-%m-%d"),
-        extra=ClassInfo(families=families, classes=classes, basis=prepared.source, codes=flags.codes),
+        extra=ClassInfo(
+            families=families,
+            classes=classes,
+            basis=prepared.source,
+            codes=flags.codes,
+            provisional=prov.young if prov is not None else None,
+            provisional_labels={g: provisional_label(rubric, g) for g in labels},
+            criteria_of={t: tuple(c["id"] for c in criteria_for(rubric, t)) for t in set(types.tolist())}
+            if rubric.get("criteria_by_type")
+            else {},
+        ),
     )
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = {

@@ -51,6 +51,8 @@ class FundResult:
     """The share-class portfolio (대표펀드코드), when META names one."""
     portfolio_classes: int | None = None
     """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
+    provisional: bool = False
+    """A provisional grade (가등급): a young fund ranked on the rubric's provisional window."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ class ClassInfo:
     classes: np.ndarray | None = None
     basis: np.ndarray | None = None
     codes: Mapping[int, list[str]] = field(default_factory=dict)
+    provisional: np.ndarray | None = None
+    provisional_labels: Mapping[int, str] = field(default_factory=dict)
+    criteria_of: Mapping[Any, tuple[str, ...]] = field(default_factory=dict)
+    """Per 유형, the criterion ids that scored it (per-유형 weights); empty: every criterion."""
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:
@@ -152,6 +158,8 @@ def package_results(
     weight_rows = rule_weights.tolist()
     grades = np.asarray(scores.grade).tolist()
     peer_sizes = np.asarray(scores.peer_size).tolist()
+    young = extra.provisional.tolist() if extra.provisional is not None else [False] * len(codes)
+    own = extra.criteria_of
     weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
     out: list[FundResult] = []
     for i, code in enumerate(codes):
@@ -166,6 +174,8 @@ def package_results(
             weight_dicts[key] = {p: float(w) for p, w in zip(period_names, key, strict=True) if w > 0}
         qual = {k: v[i] for k, v in qual_lists.items() if v[i] is not None} if rated else None
         grade = int(grades[i]) if rated else None
+        label = (extra.provisional_labels if young[i] else labels).get(grade) if grade is not None else None
+        applied = own.get(types[i]) if own else None
         out.append(
             FundResult(
                 fund_code=code,
@@ -181,18 +191,21 @@ def package_results(
                 history_years=years[i],
                 metrics=per_period,
                 period_weights=dict(weight_dicts[key]) if rated else {},
-                criterion_scores={c: (v[i] if rated else None) for c, v in criteria.items()},
+                criterion_scores={
+                    c: (v[i] if rated else None) for c, v in criteria.items() if applied is None or c in applied
+                },
                 qualitative_scores=qual or None,
                 quantitative_score=quantitative[i] if rated else None,
                 score=final[i] if rated else None,
                 peer_group_size=int(peer_sizes[i]) if rated else None,
                 peer_percentile=top[i] if rated else None,
                 grade=grade,
-                grade_label=labels.get(grade) if grade is not None else None,
+                grade_label=label,
                 reason_codes=_reason_codes(extra.codes.get(i, ()), status),
                 return_basis=basis[i],
                 portfolio_code=families[i],
                 portfolio_classes=classes[i],
+                provisional=bool(young[i]) and rated,
             )
         )
     return out

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.methodology.rubric import METRICS, grade_cutoffs
+from evaluator.methodology.rubric_scale import grade_scale
 
 _EPS = 1e-9
 
@@ -275,6 +276,7 @@ def peer_context(
     rated: np.ndarray,
     score: np.ndarray,
     grade: np.ndarray,
+    rubric: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per 유형: how many funds are rated, the grade counts, and each metric's mean/median/quartiles per window.
 
@@ -283,11 +285,12 @@ def peer_context(
     """
     out: dict[str, dict[str, Any]] = {}
     codes = pd.Series(groups)
+    scale = grade_scale(rubric).best_first()
     for g in sorted({str(x) for x in groups[rated]}):
         sel = rated & (codes == g).to_numpy()
         entry: dict[str, Any] = {
             "funds_rated": int(sel.sum()),
-            "grade_counts": {str(k): int(((grade == k) & sel).sum()) for k in range(1, 6)},
+            "grade_counts": {str(k): int(((grade == k) & sel).sum()) for k in scale},
             "score": _stats(score[sel]),
             "metrics": {},
         }

@@ -64,9 +64,12 @@ def load_history(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, An
 
 
 def forward_frame(
-    table: pd.DataFrame, levels: pd.DataFrame, horizon: int, freq: str
+    table: pd.DataFrame, levels: pd.DataFrame, horizon: int, freq: str, include_provisional: bool = False
 ) -> tuple[pd.DataFrame, list[str], int]:
-    """One row per (as-of, rated fund) with a forward horizon inside the history; plus dates and steps."""
+    """One row per (as-of, rated fund) with a forward horizon inside the history; plus dates and steps.
+
+    Provisional grades (가등급) rank young funds on another window: left out unless ``include_provisional``.
+    """
     step = {"M": 1, "Q": 3}.get(freq)
     if step is None:
         raise DataError(f"the history's frequency {freq!r} is not M or Q")
@@ -84,7 +87,10 @@ def forward_frame(
     end_of = dict(zip(dates[:-steps], dates[steps:], strict=True))
     frame = table[["fund_code", "as_of", "status", "grade", "score", "type"]].copy()
     frame["as_of"] = frame["as_of"].astype(str)
-    frame = frame[(frame["status"] == "ok") & frame["grade"].notna() & frame["score"].notna()]
+    keep = (frame["status"] == "ok") & frame["grade"].notna() & frame["score"].notna()
+    if "provisional" in table.columns and not include_provisional:
+        keep &= ~table["provisional"].astype(bool)
+    frame = frame[keep]
     frame = frame[frame["as_of"].isin(end_of)]
     frame["end"] = frame["as_of"].map(end_of)
     lv = levels.set_index(["fund_code", "as_of"])
@@ -227,11 +233,19 @@ def analyse(frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BO
     }
 
 
-def backtest(folder: Path, horizon: int, *, by_type: bool = False, reps: int = BOOT) -> dict[str, Any]:
+def backtest(
+    folder: Path, horizon: int, *, by_type: bool = False, reps: int = BOOT, include_provisional: bool = False
+) -> dict[str, Any]:
     """The whole ``backtest.json`` document for a history folder."""
     table, levels, summary = load_history(folder)
+    scale = summary.get("grade_scale")
+    if scale and (scale.get("grades"), scale.get("best")) != (5, "low"):
+        raise DataError(
+            f"the history's rubric has {scale.get('grades')} grades with the {scale.get('best')} end best; the "
+            "backtest's grade tables and plots read five grades with 1 best only"
+        )
     freq = str(summary.get("freq", "M"))
-    frame, dates, steps = forward_frame(table, levels, horizon, freq)
+    frame, dates, steps = forward_frame(table, levels, horizon, freq, include_provisional)
     if frame.empty:
         raise DataError("no rated fund has a forward return inside the history")
     doc: dict[str, Any] = {
@@ -254,6 +268,7 @@ def backtest(folder: Path, horizon: int, *, by_type: bool = False, reps: int = B
                 "interval": "95% percentile",
             },
             "survivorship": "funds without a NAV in the end month are kept with their return to the last NAV (counted as stopped)",
+            "provisional": "provisional grades (가등급) included" if include_provisional else "provisional grades (가등급) excluded",
         },
         "caveat_ko": CAVEAT_KO,
         "all": analyse(frame, dates, steps, reps=reps),

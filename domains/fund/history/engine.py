@@ -55,7 +55,10 @@ def grade_dates(
 ) -> Graded:
     """Every date's history columns; ``row_of`` turns a single-date result into a row (fallback dates)."""
     prep = CrossDate(universe, rubric, allow_unadjusted=allow_unadjusted, dates=dates, outliers=outliers)
-    flags: list[DateFlags | None] = [prep.flags(d) for d in dates]
+    # per-유형 weights and provisional grades are the single-date engine's (the shared grader knows neither):
+    # those rubrics grade every date with it, slower and exactly the same as `fund evaluate`
+    own_rules = bool(rubric.get("criteria_by_type") or rubric.get("provisional"))
+    flags: list[DateFlags | None] = [None if own_rules else prep.flags(d) for d in dates]
     ends = sorted({f.row for f in flags if f is not None})
     sums = (
         WindowSums(prep.levels, prep.cal, prep.rf, prep.bench_returns, prep.bench_of_fund, ends)
@@ -169,5 +172,6 @@ def _score(
             for m in headline:
                 cols[f"{m}_{p}"] = np.where(measured_any, mt[p][m][order], np.nan)
         cols["rubric_version"] = [version] * n
+        cols["provisional"] = np.zeros(n)
         out[k] = cols
     return out

@@ -74,6 +74,7 @@ def history_summary(
         "rated_rows": int((table["status"] == "ok").sum()),
         "counts_by_date": history.counts,
         "rubric": {"name": str(rubric["name"]), "version": str(rubric["version"])},
+        **({"grade_scale": dict(rubric["grade_scale"])} if rubric.get("grade_scale") else {}),
         "inputs": dict(inputs),
         "warnings": list(warnings),
         "files": {

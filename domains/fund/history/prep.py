@@ -51,7 +51,7 @@ from evaluator.domains.fund.engine.total_return import (
     peer_mean_returns,
 )
 from evaluator.domains.fund.history.resets import ResetScreen
-from evaluator.methodology.rubric import eligibility_for
+from evaluator.methodology.rubric import eligibility_for, peer_groups_of
 
 
 @dataclass
@@ -232,7 +232,7 @@ class CrossDate:
 
     def _eligibility_rules(self) -> None:
         rubric = self.rubric
-        groups = set(rubric["peer_groups"])
+        groups = set(peer_groups_of(rubric, self.types.tolist()))
         n = len(self.codes)
         self.bad_type = np.array([t is None or t not in groups for t in self.types], dtype=bool)
         self.min_years = np.zeros(n)

@@ -41,7 +41,9 @@ COLUMNS = (
     *BASE_COLUMNS,
     *(f"{m}_{p}" for p in PERIODS for m in HEADLINE),
     "rubric_version",
+    "provisional",
 )
+"""``provisional``: the grade is a 가등급 (a young fund ranked on the rubric's provisional window)."""
 FREQS = {"M": 1, "Q": 3}
 _MONTH = re.compile(r"^\s*(\d{4})-(\d{1,2})(?:-(\d{1,2}))?\s*$")
 
@@ -97,6 +99,7 @@ def history_row(fund: FundResult, rubric_version: str) -> dict[str, Any]:
         for m in HEADLINE:
             row[f"{m}_{p}"] = window.get(m)
     row["rubric_version"] = rubric_version
+    row["provisional"] = bool(fund.provisional)
     return row
 
 
@@ -206,6 +209,7 @@ def _table(columns: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         data[c] = np.concatenate(parts) if parts else np.array([], dtype=float)
     table = pd.DataFrame(data, columns=list(COLUMNS))
     table["grade"] = table["grade"].astype("Int64")
+    table["provisional"] = table["provisional"].astype(bool)
     return table
 
 
@@ -254,6 +258,7 @@ def run_history(
     keys = np.where(
         graded_rows, table["grade"].astype("float").fillna(0).astype(int).astype(str), table["status"]
     )
+    keys = np.where(table["provisional"].to_numpy(), np.char.add("p", keys.astype(str)), keys)  # 가등급 apart
     tallies = (
         pd.DataFrame({"as_of": table["as_of"], "key": keys}).groupby(["as_of", "key"], sort=False).size()
     )

@@ -97,8 +97,10 @@ class Fund:
 def _fund(doc: Mapping[str, Any]) -> Fund:
     ftype = doc.get("type", doc.get("유형", doc.get("peer_group")))
     grade_value = num(doc.get("grade", doc.get("등급")))
-    grade = int(grade_value) if grade_value in (1.0, 2.0, 3.0, 4.0, 5.0) else None
+    grade = int(grade_value) if grade_value in {float(g) for g in range(1, 11)} else None  # scales of 3–10
     status = str(doc.get("status") or ("ok" if grade else "unknown")).strip().lower()
+    if status == "ok" and doc.get("provisional") is True:
+        status = "provisional"  # a 가등급 ranks young funds on another window: its own segment
     metrics = doc.get("metrics") if isinstance(doc.get("metrics"), Mapping) else {}
     ftype = NO_TYPE if ftype is None or not str(ftype).strip() else str(ftype).strip()
     return Fund(str(doc.get("fund_code", doc.get("code", "?"))), ftype, status, grade, dict(metrics))
@@ -162,7 +164,7 @@ def _csv_funds(row: Mapping[str, Any]) -> list[Fund]:
         return []
     out: list[Fund] = []
     for column, status, grade in [
-        *((f"grade_{g}", "ok", g) for g in range(1, 6)),
+        *((f"grade_{g}", "ok", g) for g in range(1, 11) if f"grade_{g}" in row),
         ("not_rated", "not_rated", None),
         ("error", "error", None),
     ]:
@@ -193,17 +195,18 @@ def _draw_grades(funds: list[Fund], target: Path, title: str) -> Path:
         fig = new_figure(max(8.0, 1.5 * len(types) + 3), 5.8)
         ax = fig.subplots()
         bottom = [0] * len(types)
+        grades = sorted({f.grade for f in funds if f.status == "ok" and f.grade}) or [1, 2, 3, 4, 5]
         segments = [
             (
                 f"{g}등급" if cjk_font() else f"grade {g}",
-                GRADE_COLORS[g],
+                GRADE_COLORS.get(g, "#636363"),
                 lambda f, g=g: f.status == "ok" and f.grade == g,
             )
-            for g in range(1, 6)
+            for g in grades
         ]
         segments += [
             (
-                f"not graded: {s}",
+                ("가등급" if cjk_font() else "provisional grade") if s == "provisional" else f"not graded: {s}",
                 STATUS_COLORS.get(s, "#969696"),
                 lambda f, s=s: f.status == s and not (f.status == "ok" and f.grade),
             )

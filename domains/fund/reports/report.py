@@ -12,7 +12,8 @@ from typing import Any
 
 from evaluator.core.schemas import load_schema
 from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
-from evaluator.methodology.rubric import PERIODS
+from evaluator.methodology.rubric import PERIODS, criteria_for
+from evaluator.methodology.rubric_scale import grade_scale
 
 SCHEMA_PACKAGE = __package__
 PERIOD_KO = {"1y": "1년", "3y": "3년", "5y": "5년", "10y": "10년"}
@@ -80,6 +81,14 @@ def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
     parts = [
         f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 {standing}로 "
         f"{result.grade_label}입니다.",
+    ]
+    if result.provisional:
+        parts[0] = (
+            f"{who}은(는) 운용기간 {result.history_years or 0:.1f}년으로 정규 등급 대상이 아니어서, "
+            f"{PERIOD_KO[period]} 성과로 {result.type} 펀드 {result.peer_group_size}개와 비교해 {standing}의 "
+            f"가등급(잠정 등급) {result.grade_label}을 받았습니다."
+        )
+    parts += [
         f"종합 점수는 {result.score:.1f}점(100점 만점)이며 기간 가중치는 {weights}입니다.",
         f"최근 {PERIOD_KO[period]} 연환산 수익률 {_pct(m['annualized_return'], True)}, 변동성 {_pct(m['annualized_volatility'])}, "
         f"샤프지수 {_num(m['sharpe'])}, 최대낙폭 {_pct(m['max_drawdown'])}입니다.",
@@ -88,7 +97,7 @@ def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
         parts.append(
             f"벤치마크 대비 정보비율은 {_num(m['information_ratio'])}, 젠센 알파는 {_pct(m['jensen_alpha'], True)}입니다."
         )
-    names = {c["id"]: c["name"] for c in rubric["criteria"]}
+    names = {c["id"]: c["name"] for c in criteria_for(rubric, result.type)}
     scored = {k: v for k, v in result.criterion_scores.items() if v is not None}
     if len(scored) >= 2:
         best = max(scored, key=lambda k: scored[k])
@@ -130,40 +139,79 @@ def build_report(result: FundResult, rubric: Mapping[str, Any]) -> dict[str, Any
         "peer_percentile": result.peer_percentile,
         "grade": result.grade,
         "grade_label": result.grade_label,
+        **({"provisional": True} if result.provisional else {}),
+        **({"criteria_weights": criteria_weights(rubric, result.type)} if rubric.get("criteria_by_type") else {}),
         "rubric": {"name": str(rubric["name"]), "version": str(rubric["version"])},
         "summary_ko": narrative_ko(result, rubric),
     }
 
 
-def grade_distribution(funds: Sequence[FundResult]) -> dict[str, dict[str, int]]:
-    """Per 유형 (``"(none)"`` when unknown): how many funds got each grade, were not rated, or had errors."""
+def criteria_weights(rubric: Mapping[str, Any], fund_type: str | None) -> dict[str, Any]:
+    """The criteria and metric weights that scored a fund of ``fund_type`` (per-유형 weights)."""
+    return {
+        c["id"]: {
+            "name": c["name"],
+            "weight": float(c["weight"]),
+            "metrics": {m["metric"]: float(m["weight"]) for m in c["metrics"]},
+        }
+        for c in criteria_for(rubric, fund_type)
+    }
+
+
+def scale_problems(document: Mapping[str, Any], rubric: Mapping[str, Any]) -> list[str]:
+    """The run-time half of the report/summary schemas: every grade in ``document`` is on the rubric's scale."""
+    scale = grade_scale(rubric)
+    problems: list[str] = []
+    rows = [document, *document.get("funds", ())]
+    for row in rows:
+        grade = row.get("grade") if isinstance(row, Mapping) else None
+        if grade is not None and not scale.contains(grade):
+            problems.append(f"{row.get('fund_code', 'document')}: grade {grade} is not on the rubric's 1–{scale.grades} scale")
+    for fund_type, counts in (document.get("grade_distribution") or {}).items():
+        for key in counts:
+            g = key.removeprefix("p")
+            if g.isdigit() and not scale.contains(int(g)):
+                problems.append(f"grade_distribution[{fund_type}] has a column {key!r} off the rubric's scale")
+    return problems
+
+
+def grade_distribution(
+    funds: Sequence[FundResult], rubric: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, int]]:
+    """Per 유형 (``"(none)"`` when unknown): how many funds got each grade (the scale's, best first), were not
+    rated, or had errors; provisional grades (가등급) count apart as ``p1``… and only when there are any."""
     table: dict[str, Counter[str]] = {}
     for f in funds:
         key = f.type or "(none)"
         row = table.setdefault(key, Counter())
-        row[str(f.grade) if f.status == OK else f.status] += 1
-    columns = ["1", "2", "3", "4", "5", NOT_RATED, ERROR]
+        row[("p" if f.provisional else "") + str(f.grade) if f.status == OK else f.status] += 1
+    grades = [str(g) for g in grade_scale(rubric).best_first()]
+    provisional = [f"p{g}" for g in grades] if any(f.provisional for f in funds) else []
+    columns = [*grades, *provisional, NOT_RATED, ERROR]
     out = {t: {c: int(row.get(c, 0)) for c in columns} for t, row in sorted(table.items())}
     for row in out.values():
         row["total"] = sum(row[c] for c in columns)
     return out
 
 
-def grade_distribution_by_portfolio(funds: Sequence[FundResult]) -> dict[str, dict[str, float | int]] | None:
+def grade_distribution_by_portfolio(
+    funds: Sequence[FundResult], rubric: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, float | int]] | None:
     """Per 유형: grade counts where each rated class weighs 1/k, so every portfolio counts once (None if
     classes were not grouped)."""
-    rated = [f for f in funds if f.status == OK and f.grade is not None]
+    rated = [f for f in funds if f.status == OK and f.grade is not None and not f.provisional]
     if not any(f.portfolio_code is not None for f in funds):
         return None
+    scale = grade_scale(rubric).best_first()
     table: dict[str, dict[str, float | int]] = {}
     portfolios: dict[str, set[str]] = {}
     for f in rated:
         key = f.type or "(none)"
-        row = table.setdefault(key, {str(g): 0.0 for g in range(1, 6)})
+        row = table.setdefault(key, {str(g): 0.0 for g in scale})
         row[str(f.grade)] = float(row[str(f.grade)]) + 1.0 / max(f.portfolio_classes or 1, 1)
         portfolios.setdefault(key, set()).add(f.portfolio_code or f.fund_code)
     for key, row in table.items():
-        for g in range(1, 6):
+        for g in scale:
             row[str(g)] = round(float(row[str(g)]), 6)
         row["portfolios"] = len(portfolios[key])
     return dict(sorted(table.items()))
@@ -179,7 +227,8 @@ def build_summary(
     """The batch summary (see ``summary.schema.json``); ``files`` maps fund code → report file name."""
     failures = failures or {}
     status = Counter(f.status for f in evaluation.funds)
-    by_portfolio = grade_distribution_by_portfolio(evaluation.funds)
+    by_portfolio = grade_distribution_by_portfolio(evaluation.funds, evaluation.rubric)
+    provisional = sum(f.status == OK and f.provisional for f in evaluation.funds)
     return {
         "schema_version": 1,
         "as_of": evaluation.as_of,
@@ -187,9 +236,13 @@ def build_summary(
             "rubric", {"name": evaluation.rubric["name"], "version": evaluation.rubric["version"]}
         ),
         "inputs": {k: v for k, v in evaluation.inputs.items() if k != "rubric"},
+        **({"grade_scale": dict(evaluation.rubric["grade_scale"])} if evaluation.rubric.get("grade_scale") else {}),
         "funds_total": len(evaluation.funds),
-        "status_counts": {s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
-        "grade_distribution": grade_distribution(evaluation.funds),
+        "status_counts": {
+            **{s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
+            **({"provisional": provisional} if provisional else {}),
+        },
+        "grade_distribution": grade_distribution(evaluation.funds, evaluation.rubric),
         "grade_distribution_by_portfolio": by_portfolio,
         "share_classes": {
             "grouped": by_portfolio is not None,
@@ -211,6 +264,7 @@ def build_summary(
                 "score": f.score,
                 "peer_percentile": f.peer_percentile,
                 **({"portfolio_code": f.portfolio_code} if f.portfolio_code is not None else {}),
+                **({"provisional": True} if f.provisional else {}),
                 **({"write_error": failures[f.fund_code]} if f.fund_code in failures else {}),
             }
             for f in evaluation.funds

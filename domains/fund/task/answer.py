@@ -4,7 +4,7 @@ Strict reading: the whole completion is one JSON object, allowing surrounding wh
 ``<think>…</think>`` block (Qwen3 thinking) and a Markdown ```json fence. Flexible reading: the first
 balanced ``{…}`` anywhere in the text that parses as an object with a ``grade`` or
 ``rationale_ko``. The grade comes from the object's
-``grade`` (strict: an integer 1–5; flexible also takes ``"3"``, ``3.0`` or ``"3등급"``, and falls back to
+``grade`` (strict: an integer 1–10, the largest scale; the grader checks the rubric's own; flexible also takes ``"3"``, ``3.0`` or ``"3등급"``, and falls back to
 a ``grade: N`` or ``N등급`` in the text). ``NaN``/``Infinity`` never parse.
 """
 
@@ -24,9 +24,12 @@ SCHEMA_FILE = "evaluation.schema.json"
 
 _THINK = re.compile(r"^\s*<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```[A-Za-z]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.S)
-_GRADE_FIELD = re.compile(r"[\"']?grade[\"']?\s*[:=]\s*[\"']?([1-5])(?![0-9.])")
-_GRADE_WORD = re.compile(r"(?<![0-9.])([1-5])\s*등급")
-_GRADE_TEXT = re.compile(r"^\s*([1-5])\s*(?:등급)?\s*$")
+_GRADE_FIELD = re.compile(r"[\"']?grade[\"']?\s*[:=]\s*[\"']?(10|[1-9])(?![0-9.])")
+_GRADE_WORD = re.compile(r"(?<![0-9.])(10|[1-9])\s*등급")
+_GRADE_TEXT = re.compile(r"^\s*가?\s*(10|[1-9])\s*(?:등급)?\s*$")
+_STARS_TEXT = re.compile(r"^\s*가?\s*(★{1,10})\s*$")
+MAX_GRADE = 10
+"""The largest grade any scale has; whether a grade is on the rubric's scale is the grader's check."""
 
 
 @cache
@@ -106,24 +109,33 @@ def flexible_object(text: str) -> dict[str, Any] | None:
 
 
 def strict_grade(obj: Any) -> int | None:
-    """The grade when it is an integer 1–5 (``true`` is not a grade)."""
+    """The grade when it is an integer 1–10, the largest scale (``true`` is not a grade)."""
     value = obj.get("grade") if isinstance(obj, dict) else None
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_GRADE:
         return value
     return None
 
 
 def loose_grade(obj: Any) -> int | None:
-    """The grade read leniently: 3, 3.0, "3" or "3등급"."""
+    """The grade read leniently: 3, 3.0, "3", "3등급", "가3등급" or "★★★"."""
     value = obj.get("grade") if isinstance(obj, dict) else None
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float) and float(value).is_integer() and 1 <= value <= 5:
+    if isinstance(value, int | float) and float(value).is_integer() and 1 <= value <= MAX_GRADE:
         return int(value)
     if isinstance(value, str):
         match = _GRADE_TEXT.match(value)
-        return int(match.group(1)) if match else None
+        stars = _STARS_TEXT.match(value)
+        return int(match.group(1)) if match else (len(stars.group(1)) if stars else None)
     return None
+
+
+def scale_problems(obj: Any, grades: int) -> list[str]:
+    """The run-time half of the schema: a grade beyond the rubric's scale (the static bound is the largest scale)."""
+    grade = obj.get("grade") if isinstance(obj, dict) else None
+    if isinstance(grade, int) and not isinstance(grade, bool) and grade > grades:
+        return [f"grade {grade} is beyond the rubric's scale of 1 to {grades}"]
+    return []
 
 
 @dataclass(frozen=True)
@@ -146,7 +158,7 @@ class Answer:
         return self.framing == "strict" and not self.problems
 
     def grade(self, mode: str = "strict") -> int | None:
-        """The stated grade: strict needs strict framing and an integer 1–5; flexible is lenient."""
+        """The stated grade: strict needs strict framing and an integer 1–10; flexible is lenient."""
         if mode == "strict":
             return strict_grade(self.strict)
         return loose_grade(self.obj)

@@ -125,11 +125,10 @@ def _subject_pattern(criteria: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[
     return re.compile("|".join(re.escape(w) for w in ordered), re.I), {w.lower(): s for w, s in words.items()}
 
 
-_GRADE_MENTION = re.compile(
-    r"(?<![0-9.])([1-5])\s*등급(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))"
-)
+_NOT_BAND = r"(?!\s*(?:[은는이가]\s*)?(?:상위|하위|기준|이상|이하|까지|구간|경계|컷|비중))"
+_GRADE_MENTION = re.compile(rf"(?<![0-9.])(10|[1-9])\s*등급{_NOT_BAND}|(?<!★)(★{{1,10}})(?!★){_NOT_BAND}")
 """``3등급입니다``, ``3등급이 적정합니다``, ``3등급.`` — but not a band's description (``1등급은 상위 10%까지``)."""
-_GRADE_FIELD_TEXT = re.compile(r"등급\s*(?:[:은는]|으로는)\s*([1-5])(?![0-9.%])")
+_GRADE_FIELD_TEXT = re.compile(r"등급\s*(?:[:은는]|으로는)\s*(10|[1-9])(?![0-9.%])")
 
 
 def sentences(text: str) -> list[str]:
@@ -139,7 +138,9 @@ def sentences(text: str) -> list[str]:
 
 def grade_conclusions(text: str) -> tuple[int, ...]:
     """Grades the text concludes, in order: every ``N등급`` that does not describe a band, and ``등급은 N``."""
-    found = [(m.start(), int(m.group(1))) for m in _GRADE_MENTION.finditer(text)]
+    found = [
+        (m.start(), int(m.group(1)) if m.group(1) else len(m.group(2))) for m in _GRADE_MENTION.finditer(text)
+    ]  # 3등급, 가3등급, or a star scale's ★★★
     found += [(m.start(), int(m.group(1))) for m in _GRADE_FIELD_TEXT.finditer(text)]
     return tuple(g for _, g in sorted(found))
 

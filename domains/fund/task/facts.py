@@ -18,7 +18,8 @@ import numpy as np
 from evaluator.domains.fund.engine.results import OK, Evaluation, FundResult
 from evaluator.domains.fund.engine.scoring import group_codes, group_percentile
 from evaluator.domains.fund.reports.report import main_period
-from evaluator.methodology.rubric import METRICS, PERIODS, grade_cutoffs, scored_metrics
+from evaluator.methodology.rubric import METRICS, PERIODS, criteria_for, grade_cutoffs, scored_metrics
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE, grade_scale, provisional_label
 
 JUDGEMENTS: tuple[tuple[str, float], ...] = (("우수", 60.0), ("보통", 40.0), ("미흡", float("-inf")))
 """Criterion judgement by criterion score (0–100): the first whose lower bound the score reaches."""
@@ -77,16 +78,22 @@ def metric_percentiles(evaluation: Evaluation) -> dict[str, dict[str, dict[str, 
     return out
 
 
-def band_tables(evaluation: Evaluation) -> dict[str, list[dict[str, Any]]]:
-    """유형 → bands from 1등급 down: grade, label, top-percent bound, lowest score that got the grade."""
+def band_tables(evaluation: Evaluation, provisional: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """유형 → bands from the best grade down: grade, label, top-percent bound, lowest score that got the grade.
+
+    ``provisional``: the table of the provisional (가등급) ranking, from the provisionally graded funds.
+    """
     labels = {int(b["grade"]): str(b["label"]) for b in evaluation.rubric["grade_bands"]}
+    if provisional:
+        labels = {g: provisional_label(evaluation.rubric, g) for g in labels}
     lowest: dict[tuple[str, int], float] = {}
     for f in evaluation.funds:
-        if f.status == OK and f.grade is not None and f.score is not None:
+        if f.status == OK and f.grade is not None and f.score is not None and f.provisional == provisional:
             key = (str(f.type), f.grade)
             lowest[key] = min(lowest.get(key, f.score), f.score)
     tables: dict[str, list[dict[str, Any]]] = {}
-    for fund_type in evaluation.peers:
+    types = {str(f.type) for f in evaluation.funds if f.status == OK and f.provisional == provisional}
+    for fund_type in sorted(types) if provisional else evaluation.peers:
         tables[fund_type] = [
             {
                 "grade": grade,
@@ -110,7 +117,8 @@ def grade_for_score(score: float, bands: list[Mapping[str, Any]]) -> int:
 def grades_for_score(score: float, bands: list[Mapping[str, Any]], slack: float) -> set[int]:
     """Grades a score within ``slack`` points of ``score`` could get (the table is monotone)."""
     best, worst = grade_for_score(score + slack, bands), grade_for_score(score - slack, bands)
-    return set(range(best, worst + 1))
+    order = [int(b["grade"]) for b in bands]  # best first, whichever end of the scale that is
+    return set(order[order.index(best) : order.index(worst) + 1])
 
 
 def grade_for_top_percent(top: float, bands: list[Mapping[str, Any]]) -> int:
@@ -163,11 +171,15 @@ def fund_facts(
             "judgement": judgement_for(float(fund.criterion_scores[c["id"]])),
             "metrics": [m["metric"] for m in c["metrics"]],
         }
-        for c in rubric["criteria"]
+        for c in criteria_for(rubric, fund.type)
         if fund.criterion_scores.get(c["id"]) is not None
     }
     size = int(fund.peer_group_size or 0)
     top = float(fund.peer_percentile or 0.0)
+    scale = grade_scale(rubric)
+    extra: dict[str, Any] = {"provisional": True} if fund.provisional else {}
+    if scale != DEFAULT_SCALE:
+        extra["grade_scale"] = {"grades": scale.grades, "best": scale.best, "style": scale.style}
     return {
         "fund_code": fund.fund_code,
         "fund_name": fund.fund_name,
@@ -188,14 +200,17 @@ def fund_facts(
         "criteria": criteria,
         "qualitative": dict(fund.qualitative_scores) if fund.qualitative_scores else None,
         "qualitative_weight": float(rubric["qualitative"]["weight"]) if rubric.get("qualitative") else 0.0,
-        "bands": bands.get(str(fund.type), []),
+        "bands": bands.get(("provisional", str(fund.type)) if fund.provisional else str(fund.type), []),
+        **extra,
     }
 
 
 def universe_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
     """Facts of every rated fund, by fund code, in the evaluation's order."""
     percentiles = metric_percentiles(evaluation)
-    bands = band_tables(evaluation)
+    bands: dict[Any, list[dict[str, Any]]] = dict(band_tables(evaluation))
+    if any(f.provisional for f in evaluation.funds):
+        bands.update({("provisional", k): v for k, v in band_tables(evaluation, provisional=True).items()})
     return {
         f.fund_code: fund_facts(f, evaluation, percentiles, bands) for f in evaluation.funds if f.status == OK
     }

@@ -14,6 +14,8 @@ from typing import Any
 
 from evaluator.domains.fund.reports.report import PERIOD_KO
 from evaluator.domains.fund.task.facts import JUDGEMENTS, RATE_METRICS, metric_label
+from evaluator.methodology.rubric import criteria_for
+from evaluator.methodology.rubric_scale import GradeScale
 
 SYSTEM_PROMPT = (
     "당신은 펀드평가사의 애널리스트입니다. 주어진 수치만 근거로 펀드를 평가하고, "
@@ -29,9 +31,10 @@ def fmt_metric(metric: str, value: float | None) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.%") else text  # no "-0.00"
 
 
-def _method_line(rubric: Mapping[str, Any]) -> str:
+def _method_line(rubric: Mapping[str, Any], fund_type: str | None = None) -> str:
+    """The weights that score this fund: its 유형's own (per-유형 weights), else the general ones."""
     parts = []
-    for crit in rubric["criteria"]:
+    for crit in criteria_for(rubric, fund_type):
         inner = "·".join(f"{metric_label(m['metric'])} {float(m['weight']):g}" for m in crit["metrics"])
         parts.append(f"{crit['name']}[{crit['id']}] {float(crit['weight']):g} ({inner})")
     return "항목 가중치: " + ", ".join(parts)
@@ -97,14 +100,33 @@ LEGEND_LINE = (
 )
 
 
+def answer_line(facts: Mapping[str, Any]) -> str:
+    """The format line; a rubric with another scale (stars, 7 grades) says its own range and best end."""
+    spec = facts.get("grade_scale")
+    if not spec:
+        return ANSWER_LINE
+    scale = GradeScale(int(spec["grades"]), str(spec["best"]), str(spec["style"]))
+    unit = "별 개수 " if scale.style == "stars" else ""
+    best = scale.best_grade()
+    said = f"등급({unit}1~{scale.grades} 정수, {best}{'가' if best in (2, 4, 5, 9) else '이'} 최우수)"  # 이/가 by sound
+    return ANSWER_LINE.replace("등급(1~5 정수)", said)
+
+
 def _header(facts: Mapping[str, Any]) -> list[str]:
     name = facts.get("fund_name") or facts["fund_code"]
     company = f", 운용사 {facts['company']}" if facts.get("company") else ""
     history = f", 운용기간 {facts['history_years']:.1f}년" if facts.get("history_years") is not None else ""
-    return [
+    lines = [
         f"펀드: {name} ({facts['fund_code']}){company}",
         f"유형: {facts['type']} (동류그룹 평가 대상 {facts['peer_group_size']}개), 기준일 {facts['as_of']}{history}",
     ]
+    if facts.get("provisional"):
+        window = next(iter(facts["period_weights"]), "1y")
+        lines.append(
+            f"가등급: 운용기간이 짧아 {PERIOD_KO[window]} 성과만으로 같은 유형 펀드와 비교한 잠정 등급입니다 "
+            "(grade는 숫자만)"
+        )
+    return lines
 
 
 def _tail(facts: Mapping[str, Any]) -> list[str]:
@@ -114,7 +136,7 @@ def _tail(facts: Mapping[str, Any]) -> list[str]:
         *metric_lines(facts),
         band_line(facts["bands"]),
         judgement_line(),
-        ANSWER_LINE,
+        answer_line(facts),
         example_answer(facts["criteria"]),
     ]
 
@@ -129,7 +151,7 @@ def copyable_text(facts: Mapping[str, Any]) -> str:
 def user_prompt(facts: Mapping[str, Any], rubric: Mapping[str, Any]) -> str:
     """The user turn: facts of one fund, the method and the answer format (Korean)."""
     weights = ", ".join(f"{PERIOD_KO[p]} {w:g}" for p, w in facts["period_weights"].items())
-    lines = [*_header(facts), _method_line(rubric), f"기간 가중치: {weights}"]
+    lines = [*_header(facts), _method_line(rubric, facts.get("type")), f"기간 가중치: {weights}"]
     if facts.get("qualitative"):
         names = {c["id"]: c["name"] for c in rubric.get("qualitative", {}).get("criteria", [])}
         scores = ", ".join(f"{names.get(k, k)} {v:g}" for k, v in facts["qualitative"].items())

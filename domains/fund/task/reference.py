@@ -61,7 +61,7 @@ def reference_rationale(facts: Mapping[str, Any]) -> str:
     standing = standing_ko(float(facts["peer_percentile"]), int(facts["peer_group_size"]))
     sentences.append(
         f"종합 점수 {facts['score']:.1f}점으로 {facts['type']} {facts['peer_group_size']}개 펀드 중 "
-        f"{standing}에 해당해 {facts['grade']}등급입니다"
+        f"{standing}에 해당해 {facts.get('grade_label') or str(facts['grade']) + '등급'}입니다"
     )
     return ". ".join(sentences) + "."
 

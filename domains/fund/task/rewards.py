@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from evaluator.domains.base import RewardFn, completion_text
-from evaluator.domains.fund.task.answer import read_answer
+from evaluator.domains.fund.task.answer import MAX_GRADE, read_answer, scale_problems
 from evaluator.domains.fund.task.reasoning import reasoning_breakdown
 from evaluator.domains.fund.task.verify import consistency_breakdown
 
@@ -45,20 +45,28 @@ def load_facts(text: str) -> dict[str, Any]:
     return facts
 
 
-def json_format_score(text: str) -> float:
+def scale_grades(facts: dict[str, Any] | None) -> int:
+    """How many grades the row's rubric has (facts name a scale only when it is not the default five)."""
+    spec = (facts or {}).get("grade_scale")
+    return int(spec["grades"]) if isinstance(spec, dict) else 5
+
+
+def json_format_score(text: str, grades: int = 5) -> float:
+    """``grades``: the rubric's scale; a grade beyond it breaks the schema as the static bounds cannot say."""
     answer = read_answer(text)
     if answer.obj is None:
         return 0.0
-    if answer.problems:
+    if answer.problems or scale_problems(answer.obj, grades):
         return 0.2
     return 1.0 if answer.framing == "strict" else 0.5
 
 
-def grade_accuracy_score(text: str, engine_grade: Any) -> float | None:
+def grade_accuracy_score(text: str, engine_grade: Any, grades: int = 5) -> float | None:
+    """``grades``: the rubric's scale; a grade off it earns nothing, even one band from the engine's."""
     if engine_grade is None:
         return None
     stated = read_answer(text).grade("strict")
-    if stated is None:
+    if stated is None or stated > grades:
         return 0.0
     off = abs(stated - int(engine_grade))
     return 1.0 if off == 0 else 0.5 if off == 1 else 0.0
@@ -80,12 +88,14 @@ def consistency_score(text: str, facts: dict[str, Any] | None) -> float | None:
 
 
 def gold_grade(grade: Any, answer: Any = None) -> int | None:
-    """The engine's grade of a row: its ``grade`` column, else its ``answer`` (``3`` or ``"3등급"``)."""
+    """The engine's grade of a row: its ``grade`` column, else its ``answer`` (``3``, ``"3등급"``, ``"가3등급"``, ``"★★★"``)."""
     for value in (grade, answer):
         if value is None or isinstance(value, bool):
             continue
-        text = str(value).strip().removesuffix("등급").strip()
-        if text.isdigit() and 1 <= int(text) <= 5:
+        text = str(value).strip().removesuffix("등급").strip().removeprefix("가").strip()
+        if text and set(text) == {"★"} and len(text) <= MAX_GRADE:
+            return len(text)  # a star scale's answer column: "★★★★"
+        if text.isdigit() and 1 <= int(text) <= MAX_GRADE:
             return int(text)
     return None
 
@@ -115,14 +125,16 @@ class FundReward:
     def __call__(self, completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
         texts = [completion_text(c) for c in completions]
         n = len(texts)
+        raw_facts = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+        scales = [scale_grades(load_facts(f)) if f is not None else 5 for f in raw_facts]
         if self.__name__ == "json_format":
-            return [json_format_score(t) for t in texts]
+            return [json_format_score(t, g) for t, g in zip(texts, scales, strict=True)]
         if self.__name__ == "grade_accuracy":
             grades = _column(kwargs, "grade", n)
             answers = _column(kwargs, "answer", n)
             golds = [gold_grade(g, a) for g, a in zip(grades, answers, strict=True)]
-            return [grade_accuracy_score(t, g) for t, g in zip(texts, golds, strict=True)]
-        raw = [f if isinstance(f, str) else None for f in _column(kwargs, "facts", n)]
+            return [grade_accuracy_score(t, g, k) for t, g, k in zip(texts, golds, scales, strict=True)]
+        raw = raw_facts
         facts = [load_facts(f) if f is not None else None for f in raw]
         if self.__name__ == "reasoning_quality":
             return [reasoning_quality_score(t, f, r) for t, f, r in zip(texts, facts, raw, strict=True)]
