@@ -360,4 +360,7 @@ def register(app: typer.Typer) -> None:
 
     fund_app.command("history")(history)
     fund_app.command("backtest")(backtest)
+    from evaluator.app.commands.fund_companies import companies
+
+    fund_app.command("companies")(companies)
     app.add_typer(fund_app, name="fund")

@@ -326,7 +326,9 @@ def evaluate_universe(
         dates,
         labels,
         as_of_ts.strftime("%Y-%m-%d"),
-        extra=ClassInfo(families=families, classes=classes, basis=prepared.source, codes=flags.codes),
+        extra=ClassInfo(
+            families=families, classes=classes, basis=prepared.source, codes=flags.codes, amounts=amounts
+        ),
     )
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = {

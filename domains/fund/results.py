@@ -51,6 +51,8 @@ class FundResult:
     """The share-class portfolio (대표펀드코드), when META names one."""
     portfolio_classes: int | None = None
     """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
+    set_amount_krw: float | None = None
+    """설정원본 in KRW (else 순자산), as the eligibility rule read it; what weighs the fund in its 운용사's score."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class ClassInfo:
     classes: np.ndarray | None = None
     basis: np.ndarray | None = None
     codes: Mapping[int, list[str]] = field(default_factory=dict)
+    amounts: np.ndarray | None = None
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:
@@ -148,6 +151,7 @@ def package_results(
     families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
     basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
     classes = _class_column(extra, eligible)
+    amounts = _nullable(extra.amounts) if extra.amounts is not None else [None] * len(codes)
     is_eligible = np.asarray(eligible, dtype=bool).tolist()
     weight_rows = rule_weights.tolist()
     grades = np.asarray(scores.grade).tolist()
@@ -193,6 +197,7 @@ def package_results(
                 return_basis=basis[i],
                 portfolio_code=families[i],
                 portfolio_classes=classes[i],
+                set_amount_krw=amounts[i],
             )
         )
     return out
