@@ -230,3 +230,47 @@ def test_every_problem_is_listed_once(universe: dict[str, Path], tmp_path: Path)
     )
     flat = " ".join(result.output.split())
     assert result.exit_code != 0 and "4 problem(s)" in flat and not out.exists()
+
+
+def test_history_company_grades_equal_a_single_date_rating_and_drive_the_company_backtest(
+    tmp_path: Path,
+) -> None:
+    import pandas as pd
+
+    from evaluator.domains.fund.backtest import forward_frame, load_history
+    from evaluator.methodology.schemas import load_schema
+
+    hist = tmp_path / "hist"
+    result = run_cli("fund", "history", "--sample", "--sample-funds", "60", "--from", "2022-03", "--to", "2025-06",
+                     "--freq", "Q", "--out", str(hist))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    companies = pd.read_parquet(hist / "companies.parquet")
+    last = companies[companies["as_of"] == companies["as_of"].max()].set_index("company")
+    single = _run({"reports": hist / "latest", "meta": _empty_meta(tmp_path)}, tmp_path / "single")
+    for c in single["companies"]:
+        row = last.loc[c["company"]]
+        assert row["status"] == c["status"] and row["funds_rated"] == c["funds_rated"]
+        if c["status"] == "ok":
+            assert row["score"] == pytest.approx(c["score"], abs=1e-9) and int(row["grade"]) == c["grade"]
+    bt = tmp_path / "bt"
+    result = run_cli("fund", "backtest", str(hist), "--horizon", "12", "--level", "company", "--by", "유형",
+                     "--replicates", "100", "--out", str(bt))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((bt / "backtest.json").read_text(encoding="utf-8"))
+    assert schema_problems(doc, load_schema("evaluator.domains.fund", "backtest.schema.json")) == []
+    assert doc["level"] == "company" and doc["by_type"]
+    # independently: every rated fund-date whose company was rated that date, counted by the company's grade
+    table, levels, _ = load_history(hist)
+    frame, _, _ = forward_frame(table, levels, 12, "Q")
+    members = pd.read_parquet(hist / "company_funds.parquet").set_index("fund_code")["company"]
+    grades = companies.dropna(subset=["grade"]).set_index(["company", "as_of"])["grade"]
+    keys = list(zip(members.reindex(frame["fund_code"]), frame["as_of"], strict=True))
+    got = pd.Series([grades.get(k) for k in keys]).dropna().astype(int).value_counts()
+    for g, block in doc["all"]["grades"].items():
+        assert block["observations"] == int(got.get(int(g), 0))
+
+
+def _empty_meta(tmp_path: Path) -> Path:
+    path = tmp_path / "meta.csv"
+    path.write_text("펀드코드,펀드명\n", encoding="utf-8")
+    return path

@@ -44,6 +44,9 @@ def history(
     db: str | None = typer.Option(
         None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
     ),
+    qualitative: Path | None = typer.Option(
+        None, "--qualitative", help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades."
+    ),
 ) -> None:
     """Grade every fund at each month-end (last NAV date of the month on the market calendar).
 
@@ -94,6 +97,7 @@ def history(
                 dates,
                 allow_unadjusted=allow_unadjusted,
                 on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
+                qualitative=qualitative,
             )
         inputs = {
             "from": str(first),
@@ -114,6 +118,12 @@ def history(
         f"{result.table['fund_code'].nunique()} funds, {rated} rated fund-dates; "
         f"history.parquet, history.csv, latest/ and {summary.name} in {out}"
     )
+    if result.companies is not None:
+        rated_companies = result.companies[result.companies["status"] == "ok"]
+        console.print(
+            f"운용사 grades at every date: {result.companies['company'].nunique()} companies, "
+            f"{len(rated_companies)} rated company-dates in companies.parquet"
+        )
     if db_url is not None:
         store_report_folder(db_url, out / LATEST, source="history")
 
@@ -127,6 +137,9 @@ def backtest(
     by: str | None = typer.Option(None, "--by", help="유형: every statistic also per 유형 (peer group)."),
     replicates: int = typer.Option(1000, "--replicates", help="Block-bootstrap replicates."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing backtest.json and plots."),
+    level: str = typer.Option(
+        "fund", "--level", help="fund: each fund's grade; company: its 운용사's grade against the fund's returns."
+    ),
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
     from evaluator.domains.fund.backtest import backtest as run_backtest
@@ -134,6 +147,8 @@ def backtest(
     from evaluator.domains.fund.readers import DataError
     from evaluator.methodology.outputs import atomic_write_json
 
+    if level not in ("fund", "company"):
+        fail(escape(f"--level accepts fund or company, not {level!r}"))
     if by is not None and by.strip() not in ("유형", "type"):
         fail(escape(f"--by accepts 유형 (or type), not {by!r}"))
     if horizon < 1 or replicates < 100:
@@ -146,7 +161,7 @@ def backtest(
         fail(escape(f"{', '.join(existing)} already exist(s); pass --force to overwrite"))
     try:
         with console.status("computing forward returns and bootstrap intervals…"):
-            doc = run_backtest(history_dir, horizon, by_type=by is not None, reps=replicates)
+            doc = run_backtest(history_dir, horizon, by_type=by is not None, reps=replicates, level=level)
     except DataError as exc:
         fail(escape(str(exc)))
     out.mkdir(parents=True, exist_ok=True)
@@ -163,7 +178,7 @@ def _print_backtest(doc: dict, out: Path) -> None:
     mean_text = f"{ic['mean']:+.3f}" if ic["mean"] is not None else f"n/a ({ic['reason']})"
     t_text = f"{ic['t_stat']:.2f}" if ic["t_stat"] is not None else "n/a"
     console.print(
-        f"horizon {doc['horizon_months']} months · {len(doc['as_of_dates'])} as-of dates · "
+        f"{doc.get('level', 'fund')} grades · horizon {doc['horizon_months']} months · {len(doc['as_of_dates'])} as-of dates · "
         f"{a['observations']} fund-dates ({a['stopped']} stopped inside the horizon, kept)"
     )
     console.print(f"rank IC mean {mean_text}, Newey-West t {t_text}, 95% CI {ci_text}")
