@@ -197,10 +197,10 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
     if L.QUALITATIVE_TABLE in tables:
         rubric["qualitative"] = _qualitative(tables[L.QUALITATIVE_TABLE], doc.get("qualitative_weight"))
     rubric["grade_bands"] = _bands(tables[L.BANDS_TABLE])
-    if L.REWARDS_TABLE in tables:
-        rubric["rewards"] = _rewards(tables[L.REWARDS_TABLE])
     if L.COMPANY_TABLE in tables:
         rubric["company_rating"] = _company(tables)
+    if L.REWARDS_TABLE in tables:
+        rubric["rewards"] = _rewards(tables[L.REWARDS_TABLE])
     problems = rubric_problems(rubric)
     if problems:
         raise IngestError(
