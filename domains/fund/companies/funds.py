@@ -102,8 +102,12 @@ def read_funds(folder: str | os.PathLike[str]) -> Funds:
 
 
 def _text(values: pd.Series) -> pd.Series:
-    out = values.astype(object).where(values.notna(), None)
-    return out.map(lambda v: None if v is None or not str(v).strip() else str(v).strip())
+    """Stripped text per cell, None where blank or missing (vectorised: 15,000 funds × 6 columns)."""
+    raw = values.astype(object)
+    missing = raw.isna().to_numpy()
+    text = raw.where(missing, raw.astype(str).str.strip()).astype(object)
+    blank = missing | (text == "").to_numpy()
+    return text.where(~blank, None)
 
 
 def apply_meta(funds: Funds, meta_path: str | os.PathLike[str]) -> list[str]:

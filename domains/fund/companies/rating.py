@@ -199,29 +199,31 @@ def _explain_exclusions(
 
 
 def _by_type(c: pd.DataFrame, port: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
-    """Per company and 유형: portfolios, size, size-weighted score, and the 유형's mean portfolio score."""
-    first_type = c.groupby(["company", "portfolio"], sort=False)["type"].first()
-    p = port.assign(type=first_type.reindex(port.index).to_numpy())
-    p["type"] = p["type"].fillna("(유형 없음)")
+    """Per company and 유형: portfolios, size, size-weighted score, and the 유형's mean portfolio score.
+
+    A portfolio's 유형 is its first class's (classes of one portfolio share their 유형)."""
+    first = c.drop_duplicates(["company", "portfolio"]).set_index(["company", "portfolio"])["type"]
+    p = pd.DataFrame(
+        {
+            "company": port.index.get_level_values(0),
+            "type": first.reindex(port.index).fillna("(유형 없음)").to_numpy(),
+            "size": port["size"].to_numpy(),
+            "score": port["score"].to_numpy(),
+        }
+    )
     type_mean = p.groupby("type")["score"].mean()
     p["ws"] = p["size"] * p["score"]
-    g = (
-        p.reset_index()
-        .groupby(["company", "type"], sort=True)
-        .agg(funds=("score", "size"), aum=("size", "sum"), ws=("ws", "sum"))
-    )
-    g["score"] = g["ws"] / g["aum"]
+    g = p.groupby(["company", "type"], sort=True).agg(funds=("score", "size"), aum=("size", "sum"), ws=("ws", "sum"))
+    companies = g.index.get_level_values(0).tolist()
+    types = g.index.get_level_values(1).tolist()
+    score = (g["ws"] / g["aum"]).tolist()
+    mean = type_mean.reindex(types).tolist()
     out: dict[str, list[dict[str, Any]]] = {}
-    for (company, fund_type), row in g.iterrows():
-        mean = float(type_mean[fund_type])
+    for company, fund_type, n, aum, s, m in zip(
+        companies, types, g["funds"].tolist(), g["aum"].tolist(), score, mean, strict=True
+    ):
         out.setdefault(str(company), []).append(
-            {
-                "type": str(fund_type),
-                "funds": int(row["funds"]),
-                "aum_krw": float(row["aum"]),
-                "score": float(row["score"]),
-                "type_mean_score": mean,
-                "difference": float(row["score"]) - mean,
-            }
-        )
+            {"type": str(fund_type), "funds": int(n), "aum_krw": float(aum), "score": float(s),
+             "type_mean_score": float(m), "difference": float(s) - float(m)}
+        )  # fmt: skip
     return out
