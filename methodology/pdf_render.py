@@ -209,7 +209,7 @@ def _company_section(rule: Mapping[str, Any] | None) -> list[Any]:
         _p("10. 운용사 평가", "h"),
         _p(
             f"운용사는 등급을 받은 소속 펀드의 종합 점수를 {size}하여 계량 점수를 구한다. 종류형 클래스는 한 펀드로 보아 설정원본을 "
-            f"합하고 점수를 평균한다. 평가 펀드가 {_n(rule['min_funds'])}개 미만인 운용사는 평가하지 않는다. 최종 점수는 계량 "
+            f"합하고 점수를 평균한다. 평가 펀드가 {_n(rule['min_funds'])}개 미만인 운용사는 평가하지 않는다. 운용사 최종 점수는 계량 "
             f"{_n(w['quantitative'])}%와 정성 {_n(w['qualitative'])}%를 합산하며, 정성 항목은 1~5점을 (점수 - 1) × 25로 환산한다."
         ),
         _table(L.COMPANY_TABLE, [[L.COMPANY_KEYS[k], v] for k, v in values.items()], (80, 90)),

@@ -82,3 +82,75 @@ def test_render_and_ingest_round_trip(tmp_path: Path) -> None:
     plain = copy.deepcopy(rubric)
     del plain["company_rating"]
     assert ingest_pdf(render_pdf(plain, tmp_path / "plain.pdf")) == plain
+
+
+def _firm_doc(company: list[str], pillar_table: bool = True) -> bytes:
+    from methodology_pdfdoc import Doc
+
+    doc = (
+        Doc("HYGothic-Medium")
+        .p("펀드 및 운용사 성과평가 규정")
+        .p("제1조(버전) 이 규정은 2024.2 판이다.")
+        .p("제2조(유형) 평가 유형은 주식형, 채권형, 혼합형으로 구분한다.")
+        .p("제3조(대상) 운용기간 2년 이상, 설정원본 200억원 이상인 펀드를 대상으로 한다.")
+        .p("제4조(최소 펀드 수) 동일 유형 내 평가대상 펀드가 7개 미만인 경우 등급을 산출하지 아니한다.")
+        .p("제5조(지표) 평가지표와 가중치는 연환산 수익률 30%, 샤프지수 40%, 최대손실률 30%로 한다.")
+        .p(
+            "제6조(기간) 운용기간 2년 이상 3년 미만인 펀드는 1년 100%를 반영한다. 3년 이상인 펀드는 1년 40%, 3년 60%를 반영한다."
+        )
+        .p(
+            "제7조(등급) 1등급: 상위 10% 이내, 2등급: 상위 10% 초과 30% 이내, 3등급: 상위 30% 초과 70% 이내, "
+            "4등급: 상위 70% 초과 90% 이내, 5등급: 상위 90% 초과."
+        )
+    )
+    for text in company:
+        doc.p(text)
+    if pillar_table:
+        doc.table(
+            [["운용사 정성평가 항목", "가중치(%)"], ["운용철학", "30"], ["조직안정성", "25"], ["리스크관리체계", "25"],
+             ["시스템 인프라", "20"]],
+            (60, 40),
+        )  # fmt: skip
+    return doc.build()
+
+
+def test_a_firm_document_that_rates_managers_is_read(tmp_path: Path) -> None:
+    pdf = tmp_path / "firm.pdf"
+    pdf.write_bytes(
+        _firm_doc(
+            [
+                "제8조(운용사 평가) 운용사 평가는 등급을 받은 소속 펀드가 3개 이상인 운용사를 대상으로 한다.",
+                "운용사 점수는 소속 펀드 점수를 설정원본으로 가중 평균한 계량점수 70%와 아래 운용사 정성평가 점수 30%를 합산한다.",
+                "정성평가를 받지 않은 운용사는 평가하지 않는다.",
+            ]
+        )
+    )
+    rubric = ingest_pdf(pdf)
+    rule = rubric["company_rating"]
+    assert rule["min_funds"] == 3 and rule["size_field"] == "set_amount_krw" and rule["require_qualitative"]
+    assert rule["weights"] == {"quantitative": 70, "qualitative": 30}
+    assert [(p["id"], p["name"], p["weight"]) for p in rule["pillars"]] == [
+        ("philosophy", "운용철학", 30), ("organization", "조직안정성", 25), ("risk_management", "리스크관리체계", 25),
+        ("infrastructure", "시스템 인프라", 20),
+    ]  # fmt: skip
+    assert rule["bands"] == rubric["grade_bands"]
+    assert len(rubric["criteria"]) >= 1  # the fund rules are read as before
+
+
+def test_a_firm_document_without_a_manager_rule_has_none_and_an_incomplete_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    from evaluator.methodology.ingest_findings import IngestError
+
+    plain = tmp_path / "plain.pdf"
+    plain.write_bytes(_firm_doc([], pillar_table=False))
+    assert "company_rating" not in ingest_pdf(plain)
+    partial = tmp_path / "partial.pdf"
+    partial.write_bytes(
+        _firm_doc(["제8조(운용사 평가) 운용사 점수는 계량 70%, 정성 30%로 산출한다."], pillar_table=False)
+    )
+    with pytest.raises(IngestError) as err:
+        ingest_pdf(partial)
+    message = " ".join(str(err.value).split())
+    assert "rates 운용사 but does not state the minimum number of rated funds" in message
+    assert "the qualitative pillars and their weights" in message
