@@ -274,3 +274,12 @@ def _empty_meta(tmp_path: Path) -> Path:
     path = tmp_path / "meta.csv"
     path.write_text("펀드코드,펀드명\n", encoding="utf-8")
     return path
+
+
+def test_report_names_from_hostile_company_names_stay_inside_and_unique() -> None:
+    from evaluator.domains.fund.companies.service import report_names
+
+    names = report_names(["../../etc/passwd", "가람/자산", "가람_자산", ".hidden", "", "a" * 500])
+    files = list(names.values())
+    assert len(set(files)) == len(files)
+    assert all("/" not in f and "\\" not in f and not f.startswith(".") and len(f) < 140 for f in files)
