@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fund_engine import build_universe
 
-from evaluator.domains.fund.batch import write_reports
 from evaluator.domains.fund.companies.funds import read_funds
 from evaluator.domains.fund.companies.plot import draw_companies
 from evaluator.domains.fund.companies.service import rate_folder, write_companies
-from evaluator.domains.fund.engine import evaluate_universe
+from evaluator.domains.fund.engine.engine import evaluate_universe
+from evaluator.domains.fund.reports.batch import write_reports
 from evaluator.domains.fund.rubric import default_rubric
 
 

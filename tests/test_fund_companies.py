@@ -11,12 +11,12 @@ import pytest
 from company_universe import SMALL, expected, reports_of, write_meta
 from conftest import run_cli
 
-from evaluator.domains.fund.batch import write_reports
+from evaluator.core.schemas import schema_problems
 from evaluator.domains.fund.companies.document import companies_schema
-from evaluator.domains.fund.evaluate import evaluate_loaded
+from evaluator.domains.fund.data.sample import sample_universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.reports.batch import write_reports
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.sample import sample_universe
-from evaluator.methodology.schemas import schema_problems
 
 RULE = default_rubric()["company_rating"]
 
@@ -237,8 +237,8 @@ def test_history_company_grades_equal_a_single_date_rating_and_drive_the_company
 ) -> None:
     import pandas as pd
 
-    from evaluator.domains.fund.backtest import forward_frame, load_history
-    from evaluator.methodology.schemas import load_schema
+    from evaluator.core.schemas import load_schema
+    from evaluator.domains.fund.history.backtest import forward_frame, load_history
 
     hist = tmp_path / "hist"
     result = run_cli("fund", "history", "--sample", "--sample-funds", "60", "--from", "2022-03", "--to", "2025-06",
@@ -257,7 +257,7 @@ def test_history_company_grades_equal_a_single_date_rating_and_drive_the_company
                      "--replicates", "100", "--out", str(bt))  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads((bt / "backtest.json").read_text(encoding="utf-8"))
-    assert schema_problems(doc, load_schema("evaluator.domains.fund", "backtest.schema.json")) == []
+    assert schema_problems(doc, load_schema("evaluator.domains.fund.history", "backtest.schema.json")) == []
     assert doc["level"] == "company" and doc["by_type"]
     # independently: every rated fund-date whose company was rated that date, counted by the company's grade
     table, levels, _ = load_history(hist)

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.core.schemas import load_schema
 from evaluator.domains.fund.companies.funds import Funds
 from evaluator.domains.fund.companies.qualitative import Qualitative
 from evaluator.domains.fund.companies.rating import OK, Ratings
 from evaluator.domains.fund.companies.rule import CompanyRule
-from evaluator.methodology.schemas import load_schema
 
 SCHEMA_PACKAGE = "evaluator.domains.fund.companies"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.plotting import label, new_figure, note, save_png, style
+from evaluator.core.plotting import label, new_figure, note, save_png, style
 
 PNG = "companies.png"
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.domains.fund.agreement_io import parse_date
+from evaluator.domains.fund.agreement.io import parse_date
 from evaluator.domains.fund.companies.rule import CompanyRule
-from evaluator.domains.fund.readers import DataError, decode
+from evaluator.domains.fund.data.readers import DataError, decode
 
 HEADER_ROWS = 20
 ROLES: dict[str, tuple[str, ...]] = {
@@ -80,7 +80,7 @@ class Qualitative:
 
 
 def _grid(path: Path) -> tuple[list[list[str]], dict[str, Any]]:
-    from evaluator.domains.fund import spreadsheets as ss
+    from evaluator.domains.fund.data import spreadsheets as ss
 
     raw = path.read_bytes()
     suffix = path.suffix.lower()

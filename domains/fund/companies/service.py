@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.domains.fund.companies.document import build_companies, report_ko
-from evaluator.domains.fund.companies.funds import apply_meta, read_funds
-from evaluator.domains.fund.companies.qualitative import read_qualitative
-from evaluator.domains.fund.companies.rating import rate_companies
-from evaluator.domains.fund.companies.rule import company_rule
-from evaluator.methodology.outputs import (
+from evaluator.core.outputs import (
     atomic_write_text,
     path_inside,
     prepare_output_dir,
     safe_filename,
 )
+from evaluator.domains.fund.companies.document import build_companies, report_ko
+from evaluator.domains.fund.companies.funds import apply_meta, read_funds
+from evaluator.domains.fund.companies.qualitative import read_qualitative
+from evaluator.domains.fund.companies.rating import rate_companies
+from evaluator.domains.fund.companies.rule import company_rule
 
 COMPANIES_JSON = "companies.json"
 REPORTS = "reports"
