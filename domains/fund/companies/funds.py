@@ -85,20 +85,26 @@ def read_funds(folder: str | os.PathLike[str]) -> Funds:
         )
     fast = _summary_is_enough(summary, entries)
     rows = entries if fast else _from_reports(base, entries)
-    frame = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
+    text = ("fund_code", "fund_name", "company", "type", "status", "portfolio_code")
+    columns = {c: [_clean(r.get(c)) for r in rows] if c in text else [r.get(c) for r in rows] for c in COLUMNS}
+    frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in columns.items()}, columns=list(COLUMNS))
     notes = []
     if "set_amount_krw" not in (entries[0] if entries else {}) and not frame["set_amount_krw"].notna().any():
-        notes.append(
-            "보고서에 설정원본(set_amount_krw)이 없습니다: --meta로 설정원본을 주어야 가중 평균을 낼 수 있습니다"
-        )
-    frame["score"] = pd.to_numeric(frame["score"], errors="coerce")
-    frame["set_amount_krw"] = pd.to_numeric(frame["set_amount_krw"], errors="coerce")
-    frame["provisional"] = frame["provisional"].map(lambda v: v is True).astype(bool)
-    for col in ("fund_code", "fund_name", "company", "type", "status", "portfolio_code"):
-        frame[col] = _text(frame[col])
+        notes.append("보고서에 설정원본(set_amount_krw)이 없습니다: --meta로 설정원본을 주어야 가중 평균을 낼 수 있습니다")
+    frame["score"] = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+    frame["set_amount_krw"] = pd.to_numeric(frame["set_amount_krw"], errors="coerce").astype(float)
+    frame["provisional"] = np.array([v is True for v in columns["provisional"]], dtype=bool)
     source = {"folder": str(base), "read_from": "summary.json" if fast else "reports"}
     rubric = summary.get("rubric") if isinstance(summary.get("rubric"), dict) else {}
     return Funds(frame=frame, as_of=summary["as_of"], rubric=dict(rubric), source=source, notes=notes)
+
+
+def _clean(value: Any) -> str | None:
+    """Stripped text, None when blank or missing."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    text = str(value).strip()
+    return text or None
 
 
 def _text(values: pd.Series) -> pd.Series:
