@@ -193,6 +193,7 @@ def _types_ko(by_type: list[dict[str, Any]]) -> list[str]:
     ]
     best = max(by_type, key=lambda t: t["difference"])
     worst = min(by_type, key=lambda t: t["difference"])
+    out.append("")
     if best["difference"] > 0:
         out.append(f"강점: {best['type']}({best['difference']:+.1f}점)에서 유형 평균보다 성과가 좋습니다.")
     if worst["difference"] < 0:
@@ -206,6 +207,7 @@ def _pillars_ko(qual: dict[str, Any] | None) -> list[str]:
     scored = [p for p in qual["pillars"] if p["value"] is not None]
     out = [f"- {p['name']}: {p['value']:g}점 (100점 환산 {p['score']:.0f}점)" for p in scored]
     out += [f"- {p['name']}: 평가 없음" for p in qual["pillars"] if p["value"] is None]
+    out.append("")
     if len(scored) >= 2:
         best = max(scored, key=lambda p: p["value"])
         worst = min(scored, key=lambda p: p["value"])

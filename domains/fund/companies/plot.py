@@ -13,6 +13,7 @@ PNG = "companies.png"
 def draw_companies(doc: dict[str, Any], target: Path) -> Path:
     """Scatter of score vs funds rated (log x), one colour per grade; not-rated companies as grey crosses."""
     import matplotlib
+    import matplotlib.ticker
 
     rows = doc["companies"]
     scale = len(doc["rule"]["bands"])
@@ -36,6 +37,12 @@ def draw_companies(doc: dict[str, Any], target: Path) -> Path:
             ax.scatter([max(r["funds_rated"], 1) for r in others], [r["quantitative_score"] for r in others],
                        marker="x", color="#888888", label=f"not rated ({len(others)})")  # fmt: skip
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())
+        if len(rated) <= 30:  # few enough to name each company without covering the points
+            for r in rated:
+                ax.annotate(label(r["company"]), (r["funds_rated"], r["score"]), fontsize=7,
+                            xytext=(4, 3), textcoords="offset points")  # fmt: skip
         ax.set_xlabel("rated funds (share classes counted once, log scale)")
         ax.set_ylabel("company score (0-100)")
         ax.set_title(
