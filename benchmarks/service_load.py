@@ -37,7 +37,7 @@ def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]
     """Grade a synthetic universe and write its reports; return the companies and each one's fund codes."""
     from fund_engine import build_universe
 
-    from evaluator.app.storage.provenance import provenance
+    from evaluator.core.provenance import provenance
     from evaluator.domains.fund.engine.engine import evaluate_universe
     from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
@@ -163,7 +163,8 @@ def main() -> None:
         log = open(root / "server.log", "wb")  # noqa: SIM115 - closed after the server stops
         env = {**os.environ, "EVALUATOR_DB": url}
         server = subprocess.Popen(
-            [sys.executable, "-m", "evaluator.app.cli", "serve", "--port", str(port), "--workers", str(args.workers)],
+            [sys.executable, "-m", "evaluator.app.cli", "serve", "--port", str(port), "--workers", str(args.workers),
+             "--rate-limit", "1000000"],  # the per-key limit is counted in the database but never reached
             stdout=log, stderr=subprocess.STDOUT, env=env,
         )
         base = f"http://127.0.0.1:{port}"

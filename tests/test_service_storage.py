@@ -171,6 +171,7 @@ def test_upgrade_command_is_idempotent_and_default_url_is_under_evaluator_home(
     from evaluator.app.storage.database import head_revision, make_engine
 
     head = head_revision(make_engine(f"sqlite:///{tmp_path / 'scratch.db'}"))
+    assert head is not None and head >= "0002"  # 0001 initial, 0002 web sessions, rate counters, jobs
     for _ in range(2):
         result = run_cli("db", "upgrade")
         assert result.exit_code == 0 and f"revision {head}" in result.output

@@ -142,16 +142,7 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
     from trl import GRPOConfig
 
     return GRPOConfig(
-        **trainer_kwargs(cfg, out, policy),
-        num_generations=cfg.num_generations,
-        max_completion_length=cfg.max_completion_length,
-        beta=cfg.beta,
-        loss_type=cfg.loss_type,
-        scale_rewards=cfg.scale_rewards,
-        epsilon=cfg.epsilon,
-        epsilon_high=cfg.epsilon_high,
-        temperature=cfg.temperature,
-        top_p=cfg.top_p,
+        **trainer_kwargs(cfg, out, policy, GRPOConfig, "grpo"),
         reward_weights=weights,
         log_completions=False,
         chat_template_kwargs=dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,

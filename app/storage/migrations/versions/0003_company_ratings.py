@@ -1,15 +1,15 @@
 """운용사 ratings per batch (company_ratings) and each fund's 설정원본 (fund_results.set_amount_krw).
 
-Revision ID: 0002_company_ratings
-Revises: 0001
+Revision ID: 0003_company_ratings
+Revises: 0002
 Create Date: 2026-11-26
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002_company_ratings"
-down_revision = "0001"
+revision = "0003_company_ratings"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 
 def companies(
@@ -40,14 +40,14 @@ def companies(
     ),
 ) -> None:
     """Rate every 운용사: the 설정원본-weighted score of its graded funds, blended with the analysts' pillars."""
-    from evaluator.app.commands.db import prepare_store
-    from evaluator.app.commands.fund import _check_out_dir, _expected_errors
+    from evaluator.domains.fund.cli import services
+    from evaluator.domains.fund.cli.evaluate import _check_out_dir, _expected_errors
     from evaluator.domains.fund.companies.service import rate_folder, write_companies
     from evaluator.domains.fund.rubric import resolve_rubric
 
     if min_funds is not None and min_funds < 1:
         fail("--min-funds must be at least 1")
-    db_url = prepare_store(db)
+    db_url = services().prepare_db(db)
     _check_out_dir(out, force)
     try:
         doc = rate_folder(
@@ -64,7 +64,7 @@ def companies(
         f"{len(written.reports)} reports and {written.plot.name} in {out}"
     )
     if db_url is not None:
-        _store(db_url, reports, doc)
+        services().store_companies(db_url, reports, doc)
 
 
 def _print_table(doc: dict[str, Any]) -> None:
@@ -90,25 +90,3 @@ def _print_table(doc: dict[str, Any]) -> None:
             "-" if c["aum_krw"] is None else f"{c['aum_krw'] / 1e8:,.0f}", escape(note),
         )  # fmt: skip
     console.print(table)
-
-
-def _store(url: str, reports: Path, doc: dict[str, Any]) -> None:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from evaluator.app.storage.batches import BatchError
-    from evaluator.app.storage.companies import store_companies
-    from evaluator.app.storage.database import DatabaseError, open_database
-
-    try:
-        engine = open_database(url, migrate=True)
-    except DatabaseError as exc:
-        fail(str(exc))
-    try:
-        run_id, n = store_companies(engine, reports, doc)
-    except BatchError as exc:
-        fail(f"company ratings not stored: {exc}")
-    except SQLAlchemyError as exc:
-        fail(f"company ratings not stored: database error ({type(exc).__name__})")
-    finally:
-        engine.dispose()
-    console.print(f"stored {n} company ratings with run {run_id}")
