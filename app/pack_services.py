@@ -22,6 +22,29 @@ class AppServices:
 
         store_report_folder(url, folder, source=source)
 
+    def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
+        """Store a report folder's batch (if new) and its 운용사 ratings (``companies.json``) with it."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from evaluator.app.storage.batches import BatchError
+        from evaluator.app.storage.companies import store_companies
+        from evaluator.app.storage.database import DatabaseError, open_database
+        from evaluator.core.console import console, fail
+
+        try:
+            engine = open_database(url, migrate=True)
+        except DatabaseError as exc:
+            fail(str(exc))
+        try:
+            run_id, n = store_companies(engine, reports, doc)
+        except BatchError as exc:
+            fail(f"company ratings not stored: {exc}")
+        except SQLAlchemyError as exc:
+            fail(f"company ratings not stored: database error ({type(exc).__name__})")
+        finally:
+            engine.dispose()
+        console.print(f"stored {n} company ratings with run {run_id}")
+
     def grade_with_model(
         self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

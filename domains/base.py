@@ -130,6 +130,10 @@ class CommandServices(Protocol):
         """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
         ...
 
+    def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
+        """Store a report folder's batch (if new) and its 운용사 ratings with it; a clear message and exit on failure."""
+        ...
+
     def grade_with_model(
         self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

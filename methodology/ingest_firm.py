@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from evaluator.methodology.ingest_bands import read_bands
+from evaluator.methodology.ingest_company import is_company_sentence, read_company_rule
 from evaluator.methodology.ingest_criteria import (
     Item,
     build_criteria,
@@ -151,7 +152,7 @@ def _unread_qualitative(criteria: dict[str, Any], tables: list[Table], sentences
             )
             return
     for s in sentences:
-        if _QUAL_WEIGHT.search(s.text):
+        if _QUAL_WEIGHT.search(s.text) and not is_company_sentence(s):  # 운용사 pillars are read apart
             where = f"sentence on p.{s.page}" if s.source == "text" else s.source
             f.problem(
                 "missing",
@@ -169,6 +170,7 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
     name, version = _title(texts, f.source, f)
     draft: dict[str, Any] = {"domain": rubric_domain(), "name": name, "version": version}
     bands = read_bands(tables, sentences, f)
+    company = read_company_rule(tables, sentences, bands, f)
     groups = read_peer_groups(tables, sentences, f)
     marked, sentences = provisional_sentences(sentences)  # its "1년 이상" is not the regular minimum
     provisional = read_provisional(marked, f)
@@ -196,6 +198,8 @@ def read_firm_pdf(pdf: Any, f: Findings) -> dict[str, Any]:
         if stars or len(bands) != 5:
             draft["grade_scale"] = {"grades": len(bands), "best": "high" if stars else "low",
                                     "style": "stars" if stars else "number"}
+    if company:
+        draft["company_rating"] = company
     f.tables = [
         {"name": t.name, "pages": t.pages, "header": t.header, "rows": len(t.rows), "role": t.role} for t in tables
     ]

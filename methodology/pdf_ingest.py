@@ -142,6 +142,29 @@ def _rewards(rows: Rows) -> dict[str, Any]:
     }
 
 
+def _company(tables: dict[tuple[str, ...], Rows]) -> dict[str, Any]:
+    """The 운용사 rule from its three tables (the pillar table is optional, the band table is not)."""
+    kv = _key_values(tables[L.COMPANY_TABLE], L.COMPANY_KEYS, L.COMPANY_TABLE)
+    missing = [L.COMPANY_KEYS[k] for k in L.COMPANY_KEYS if k not in kv]
+    if missing or L.COMPANY_BANDS_TABLE not in tables:
+        what = [*missing, *([] if L.COMPANY_BANDS_TABLE in tables else [L.TABLE_NAMES[L.COMPANY_BANDS_TABLE]])]
+        raise IngestError(f"{L.TABLE_NAMES[L.COMPANY_TABLE]} is there but {', '.join(what)} is missing")
+    yes = {v: k for k, v in L.YES_NO.items()}
+    if kv["require_qualitative"] not in yes:
+        raise IngestError(f"운용사 rating table: 정성평가 필수 is {kv['require_qualitative']!r}, not 예 or 아니오")
+    pillars = _qualitative(tables.get(L.COMPANY_PILLAR_TABLE, []), "0")["criteria"]
+    rule: dict[str, Any] = {
+        "min_funds": _num(kv["min_funds"], "운용사 rating table, 최소 평가 펀드 수"),
+        "size_field": kv["size_field"],
+        "weights": {k: _num(kv[k], f"운용사 rating table, {L.COMPANY_KEYS[k]}") for k in ("quantitative", "qualitative")},
+        "require_qualitative": yes[kv["require_qualitative"]],
+    }
+    if pillars:
+        rule["pillars"] = pillars
+    rule["bands"] = _bands(tables[L.COMPANY_BANDS_TABLE])
+    return rule
+
+
 def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF") -> dict[str, Any]:
     """Assemble (and validate) a rubric from the tables :func:`_collect_tables` found."""
     missing = [L.TABLE_NAMES[t] for t in L.REQUIRED_TABLES if t not in tables]
@@ -189,6 +212,8 @@ def rubric_from_tables(tables: dict[tuple[str, ...], Rows], what: str = "the PDF
     if L.QUALITATIVE_TABLE in tables:
         rubric["qualitative"] = _qualitative(tables[L.QUALITATIVE_TABLE], doc.get("qualitative_weight"))
     rubric["grade_bands"] = _bands(tables[L.BANDS_TABLE])
+    if L.COMPANY_TABLE in tables:
+        rubric["company_rating"] = _company(tables)
     if L.REWARDS_TABLE in tables:
         rubric["rewards"] = _rewards(tables[L.REWARDS_TABLE])
     problems = rubric_problems(rubric)
@@ -206,7 +231,7 @@ def _exact(tables: dict[tuple[str, ...], Rows], pages: dict[tuple[str, ...], int
         "name": L.DOC_TABLE, "version": L.DOC_TABLE, "peer_groups": L.PEER_TABLE, "eligibility": L.ELIGIBILITY_TABLE,
         "period_weights": L.PERIOD_TABLE, "criteria": L.CRITERIA_TABLE, "qualitative": L.QUALITATIVE_TABLE,
         "grade_bands": L.BANDS_TABLE, "rewards": L.REWARDS_TABLE, "grade_scale": L.DOC_TABLE,
-        "provisional": L.DOC_TABLE, "criteria_by_type": L.TYPE_CRITERIA_TABLE,
+        "provisional": L.DOC_TABLE, "criteria_by_type": L.TYPE_CRITERIA_TABLE, "company_rating": L.COMPANY_TABLE,
     }
     for key, table in where.items():
         if key in rubric:

@@ -27,6 +27,9 @@ QUALITATIVE_TABLE = ("정성항목 ID", "정성항목", "정성항목 가중치(
 BANDS_TABLE = ("등급", "등급명", "비중(%)", "누적 상위(%)")
 REWARDS_TABLE = ("보상", "보상 가중치", "설명(영문)", "설명(한국어)")
 TYPE_CRITERIA_TABLE = ("유형", *CRITERIA_TABLE)
+COMPANY_TABLE = ("운용사 평가 기준", "운용사 기준값")
+COMPANY_PILLAR_TABLE = ("운용사 정성항목 ID", "운용사 정성항목", "운용사 정성항목 가중치(%)", "점수", "수준 설명")
+COMPANY_BANDS_TABLE = ("운용사 등급", "운용사 등급명", "운용사 등급 비중(%)", "운용사 누적 상위(%)")
 
 DOC_KEYS = {
     "domain": "도메인",
@@ -51,6 +54,14 @@ ELIGIBILITY_KEYS = {
     "min_set_amount_krw": "최소 설정액(원)",
     "min_peer_group_size": "최소 동류그룹 펀드 수",
 }
+COMPANY_KEYS = {
+    "min_funds": "최소 평가 펀드 수",
+    "size_field": "가중 기준",
+    "quantitative": "계량 비중(%)",
+    "qualitative": "정성 비중(%)",
+    "require_qualitative": "정성평가 필수",
+}
+YES_NO = {True: "예", False: "아니오"}
 
 TABLE_NAMES = {
     DOC_TABLE: "the document table (문서 항목 | 내용)",
@@ -63,6 +74,9 @@ TABLE_NAMES = {
     BANDS_TABLE: "the grade-band table (등급 | 등급명 | 비중(%) | 누적 상위(%))",
     REWARDS_TABLE: "the reward table (보상 | 보상 가중치 | 설명(영문) | 설명(한국어))",
     TYPE_CRITERIA_TABLE: "the per-유형 criteria table (유형 | 평가항목 ID | … | 지표 가중치(%))",
+    COMPANY_TABLE: "the 운용사 rating table (운용사 평가 기준 | 운용사 기준값)",
+    COMPANY_PILLAR_TABLE: "the 운용사 pillar table (운용사 정성항목 ID | … | 수준 설명)",
+    COMPANY_BANDS_TABLE: "the 운용사 grade-band table (운용사 등급 | 운용사 등급명 | …)",
 }
 COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
     DOC_TABLE: frozenset(),
@@ -75,6 +89,9 @@ COMPACT_COLUMNS: dict[tuple[str, ...], frozenset[int]] = {
     BANDS_TABLE: frozenset({0, 2, 3}),
     REWARDS_TABLE: frozenset({0, 1}),
     TYPE_CRITERIA_TABLE: frozenset({1, 3, 4, 6}),
+    COMPANY_TABLE: frozenset({1}),
+    COMPANY_PILLAR_TABLE: frozenset({0, 2, 3}),
+    COMPANY_BANDS_TABLE: frozenset({0, 2, 3}),
 }
 """Columns holding identifiers or numbers: a line break inside them is a wrap, never a space."""
 REQUIRED_TABLES = (CRITERIA_TABLE, DOC_TABLE, ELIGIBILITY_TABLE, PERIOD_TABLE, BANDS_TABLE)

@@ -215,6 +215,52 @@ def _story(rubric: Mapping[str, Any]) -> list[Any]:
     story += _criteria_section(r)
     story += _bands_and_rewards(r)
     story += [_p("9. 계산 규칙", "h")] + [_p(text) for text in METRIC_DEFINITIONS]
+    story += _company_section(r.get("company_rating"))
+    return story
+
+
+def _company_section(rule: Mapping[str, Any] | None) -> list[Any]:
+    """10. 운용사 평가: the rule, the pillars and the company bands (only when the rubric states the rule)."""
+    if not rule:
+        return []
+    w = rule["weights"]
+    size = "설정원본 가중 평균" if rule["size_field"] == "set_amount_krw" else "단순 평균"
+    values = {
+        "min_funds": _n(rule["min_funds"]),
+        "size_field": rule["size_field"],
+        "quantitative": _n(w["quantitative"]),
+        "qualitative": _n(w["qualitative"]),
+        "require_qualitative": L.YES_NO[bool(rule.get("require_qualitative", False))],
+    }
+    story: list[Any] = [
+        _p("10. 운용사 평가", "h"),
+        _p(
+            f"운용사는 등급을 받은 소속 펀드의 종합 점수를 {size}하여 계량 점수를 구한다. 종류형 클래스는 한 펀드로 보아 설정원본을 "
+            f"합하고 점수를 평균한다. 평가 펀드가 {_n(rule['min_funds'])}개 미만인 운용사는 평가하지 않는다. 운용사 최종 점수는 계량 "
+            f"{_n(w['quantitative'])}%와 정성 {_n(w['qualitative'])}%를 합산하며, 정성 항목은 1~5점을 (점수 - 1) × 25로 환산한다."
+        ),
+        _table(L.COMPANY_TABLE, [[L.COMPANY_KEYS[k], v] for k, v in values.items()], (80, 90)),
+    ]
+    if rule.get("pillars"):
+        story.append(_p("운용사 정성 항목과 가중치는 아래와 같다(5점이 가장 우수)."))
+        story.append(
+            _table(
+                L.COMPANY_PILLAR_TABLE,
+                [
+                    [p["id"], p["name"], _n(p["weight"]), lv, text]
+                    for p in rule["pillars"]
+                    for lv, text in (p.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
+                ],
+                (25, 25, 22, 12, 86),
+            )
+        )
+    total = 0.0
+    rows = []
+    for b in rule["bands"]:
+        total += float(b["share"])
+        rows.append([str(b["grade"]), b["label"], _n(b["share"]), f"{total:g}"])
+    story.append(_p("평가 대상 운용사 전체에서 최종 점수의 상위 백분율로 아래 구간에 따라 등급을 부여한다(동점은 같은 순위)."))
+    story.append(_table(L.COMPANY_BANDS_TABLE, rows, (25, 45, 45, 55)))
     return story
 
 

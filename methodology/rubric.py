@@ -286,6 +286,54 @@ def _qualitative_problems(qual: Any) -> list[str]:
     return problems
 
 
+def _company_problems(rule: Any) -> list[str]:
+    """The 운용사 rule: weights and pillar weights add up to 100, bands run 1…N once each and add up to 100."""
+    if not isinstance(rule, Mapping):
+        return []
+    problems: list[str] = []
+    weights = rule.get("weights")
+    if isinstance(weights, Mapping):
+        problem = _sum_problem("company_rating weights (quantitative + qualitative)", list(weights.values()))
+        if problem:
+            problems.append(problem)
+    pillars = [p for p in rule.get("pillars") or [] if isinstance(p, Mapping)]
+    qual_weight = weights.get("qualitative") if isinstance(weights, Mapping) else None
+    if isinstance(qual_weight, (int, float)) and qual_weight > 0 and not pillars:
+        problems.append(
+            f"company_rating gives qualitative pillars {_fmt(qual_weight)}% of the score but lists no pillars"
+        )
+    if rule.get("require_qualitative") and not (isinstance(qual_weight, (int, float)) and qual_weight > 0):
+        problems.append("company_rating requires qualitative pillars but gives them no weight")
+    if pillars:
+        ids = [str(p.get("id")) for p in pillars]
+        names = [str(p.get("name")) for p in pillars]
+        if len(set(ids)) != len(ids) or len(set(names)) != len(names):
+            problems.append("two company_rating pillars share an id or a name; each needs its own")
+        problem = _sum_problem("company_rating pillar weights", [p.get("weight") for p in pillars])
+        if problem:
+            problems.append(problem)
+        for p in pillars:
+            levels = p.get("levels")
+            if isinstance(levels, Mapping) and levels:
+                missing = [lv for lv in QUALITATIVE_LEVELS if lv not in levels]
+                if missing:
+                    problems.append(
+                        f"company_rating pillar {p.get('id')!r} has no description for level(s) {', '.join(missing)}"
+                    )
+    bands = [b for b in rule.get("bands") or [] if isinstance(b, Mapping)]
+    grades = [b.get("grade") for b in bands]
+    if bands and grades != list(range(1, len(bands) + 1)):
+        problems.append(
+            f"company_rating bands must be listed as grades 1 (best) to {len(bands)}, once each, in order; "
+            f"they are {grades}"
+        )
+    if bands:
+        problem = _sum_problem("company_rating band shares", [b.get("share") for b in bands])
+        if problem:
+            problems.append(problem)
+    return problems
+
+
 def rubric_problems(doc: Any) -> list[str]:
     """Every reason ``doc`` is not a usable rubric (schema shape first, then meaning); empty when valid."""
     problems = schema_problems(doc, rubric_schema())
@@ -301,6 +349,7 @@ def rubric_problems(doc: Any) -> list[str]:
     problems += _per_type_problems(doc)
     problems += provisional_problems(doc.get("provisional"), doc.get("eligibility"), PERIODS)
     problems += _qualitative_problems(doc.get("qualitative"))
+    problems += _company_problems(doc.get("company_rating"))
     problems += _text_problems(doc)
     return problems
 

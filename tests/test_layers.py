@@ -184,6 +184,7 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
 # commands; storage/, api/ and the db/keys commands, the fund evaluation service) may name it; the demo walks through the packs by name.
 APP_MAY_NAME = {
     "app/cli.py", "domains/fund/cli/evaluate.py", "domains/fund/cli/agreement.py", "domains/fund/cli/history.py",
+    "domains/fund/cli/companies.py",
     "app/commands/methodology.py",
     "app/demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
 }  # fmt: skip

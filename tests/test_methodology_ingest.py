@@ -368,7 +368,7 @@ def test_firm_reader_on_a_rendered_methodology_agrees_with_the_exact_reader() ->
     f = Findings("rendered")
     with pdfplumber.open(io.BytesIO(render_pdf_bytes(rubric))) as pdf:
         draft = read_firm_pdf(pdf, f)
-    for key in ("peer_groups", "eligibility", "period_weights", "criteria", "grade_bands"):
+    for key in ("peer_groups", "eligibility", "period_weights", "criteria", "grade_bands", "company_rating"):
         assert draft[key] == rubric[key], key
     assert [(p["kind"], p["field"]) for p in f.problems] == [("missing", "qualitative")]
     assert "정성항목 ID" in f.problems[0]["message"]

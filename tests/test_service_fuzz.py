@@ -40,7 +40,7 @@ def test_no_generated_request_gets_a_server_error(loaded: Loaded, mode: Generati
     """Valid and invalid requests for every operation, generated from the served OpenAPI document."""
     schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(engine=loaded.engine, settings=NO_LIMIT))
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 8
+    assert len(operations) == 10
     for operation in operations:
         if mode is GenerationMode.NEGATIVE and not (len(operation.query) or len(operation.path_parameters)):
             continue  # nothing to make invalid in an operation without parameters
@@ -59,6 +59,7 @@ def test_the_schema_covers_every_endpoint(loaded: Loaded) -> None:
     assert paths == {
         "/healthz", "/api/v1/runs", "/api/v1/funds", "/api/v1/funds/{code}",
         "/api/v1/funds/{code}/history", "/api/v1/summary", "/api/v1/evaluations", "/api/v1/jobs/{job_id}",
+        "/api/v1/companies", "/api/v1/companies/{name}",
     }
 
 
@@ -79,5 +80,7 @@ def test_arbitrary_text_in_every_string_parameter_is_never_a_server_error(loaded
         assert r.status_code in (200, 422), (name, value, r.text[:200])
         c = client.get(f"/api/v1/funds/{quote(value, safe='')}", headers=headers)
         assert c.status_code in (404, 200), (value, c.text[:200])
+        m = client.get(f"/api/v1/companies/{quote(value, safe='')}", headers=headers)
+        assert m.status_code in (404, 200), (value, m.text[:200])
 
     fuzz()

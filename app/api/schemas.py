@@ -6,7 +6,9 @@ from pydantic import BaseModel, Field
 
 
 class ErrorBody(BaseModel):
-    error: str = Field(description="unauthorized, not_found, invalid_request, method_not_allowed, unavailable")
+    error: str = Field(
+        description="unauthorized, not_found, invalid_request, method_not_allowed, unavailable"
+    )
     detail: str | list[dict] = Field(description="What was wrong, in words (never an echo of the key).")
 
 
@@ -76,6 +78,23 @@ class Summary(BaseModel):
     funds: int
     grade_distribution: dict[str, dict[str, int]]
 
+
+class CompanyItem(BaseModel):
+    company: str
+    status: str = Field(description="ok or not_rated")
+    grade: int | None
+    grade_label: str | None
+    score: float | None
+    quantitative_score: float | None
+    qualitative_score: float | None
+    funds_rated: int = Field(description="Rated portfolios (share classes counted once).")
+    aum_krw: float | None
+    as_of: str
+    run_id: int
+
+
+class CompanyList(BaseModel):
+    items: list[CompanyItem]
 
 class JobStarted(BaseModel):
     job_id: int

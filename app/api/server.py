@@ -29,6 +29,7 @@ from evaluator.app.api.assets import AssetStore
 from evaluator.app.api.docs import add_offline_docs
 from evaluator.app.api.evaluation_routes import BodyLimit, add_evaluation_routes
 from evaluator.app.api.settings import Settings
+from evaluator.app.storage import companies as company_store
 from evaluator.app.storage import queries, ratelimit
 from evaluator.app.storage.apikeys import Principal, authenticate
 from evaluator.app.storage.database import ENV_URL, open_database, service_url
@@ -48,6 +49,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": schemas.ErrorBody, "description": "No such fund among those this key may see."}
+}
+
+COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": schemas.ErrorBody, "description": "No such company among those this key may see."}
 }
 
 
@@ -291,6 +296,23 @@ def create_app(
                 "grade_distribution": dist,
             }
         )
+
+    @app.get("/api/v1/companies", response_model=schemas.CompanyList, responses=ERRORS, tags=["companies"])
+    def companies(who: Caller, session: Db, as_of: Annotated[dt.date | None, Query()] = None) -> Response:
+        """The 운용사 ratings this key may see (its companies; none for a key scoped to funds only)."""
+        return _json({"items": company_store.list_companies(session, who, as_of)})
+
+    @app.get(
+        "/api/v1/companies/{name}",
+        responses={**ERRORS, **COMPANY_NOT_FOUND, 200: {"description": "The company's companies.json entry, with as_of."}},
+        tags=["companies"],
+    )
+    def company(name: str, who: Caller, session: Db) -> Response:
+        """One 운용사's newest rating: scores, grade, pillars, strengths by 유형 and its funds."""
+        text = company_store.company_document(session, who, name) if CODE_RE.match(name) else None
+        if text is None:
+            raise HTTPException(404, "no such company")
+        return Response(text, media_type="application/json")
 
     add_evaluation_routes(app, Caller, Db, ERRORS, _json)
     app.add_middleware(BodyLimit, max_bytes=int(settings.upload_max_mb * 3 * (1 << 20)) + (1 << 20))

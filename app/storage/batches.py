@@ -155,6 +155,7 @@ def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[
             "grade": doc.get("grade"),
             "score": doc.get("score"),
             "percentile": doc.get("peer_percentile"),
+            "set_amount_krw": doc.get("set_amount_krw"),
         }
         for text, doc in reports
     ]

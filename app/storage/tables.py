@@ -1,4 +1,5 @@
-"""The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run), api_keys.
+"""The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run),
+company_ratings (one per 운용사 per run), api_keys.
 
 ``fund_results.is_current`` marks each fund's newest result (latest as-of, then latest run), kept in the
 same transaction that stores a batch, so the API's default lists are a plain indexed filter. Migrations in
@@ -51,6 +52,7 @@ class FundResult(Base):
     grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     percentile: Mapped[float | None] = mapped_column(Float, nullable=True)
+    set_amount_krw: Mapped[float | None] = mapped_column(Float, nullable=True)
 
     __table_args__ = (
         Index("ix_fund_results_run_code", "run_id", "fund_code", unique=True),
@@ -83,6 +85,32 @@ class FundDocument(Base):
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
     report: Mapped[str] = mapped_column(Text)  # the report JSON text, served as is
     model_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class CompanyRating(Base):
+    """One 운용사's rating in one batch (``fund companies --db``); ``document`` is its companies.json entry."""
+
+    __tablename__ = "company_ratings"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    as_of: Mapped[dt.date] = mapped_column(Date)
+    is_current: Mapped[bool] = mapped_column(Boolean, default=False)
+    company: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20))
+    grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    grade_label: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    quantitative_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    qualitative_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    funds_rated: Mapped[int] = mapped_column(Integer)
+    aum_krw: Mapped[float | None] = mapped_column(Float, nullable=True)
+    document: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_company_ratings_run_company", "run_id", "company", unique=True),
+        Index("ix_company_ratings_company", "company", "is_current", "as_of"),
+    )
 
 
 class ApiKey(Base):

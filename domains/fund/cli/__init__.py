@@ -25,10 +25,12 @@ def register(app: typer.Typer, given: CommandServices) -> None:
     global _services
     _services = given
     from evaluator.domains.fund.cli.agreement import agreement
+    from evaluator.domains.fund.cli.companies import companies
     from evaluator.domains.fund.cli.evaluate import fund_app
     from evaluator.domains.fund.cli.history import backtest, history
 
     fund_app.command("agreement")(agreement)
     fund_app.command("history")(history)
     fund_app.command("backtest")(backtest)
+    fund_app.command("companies")(companies)
     app.add_typer(fund_app, name="fund")

@@ -55,6 +55,9 @@ def history(
     db: str | None = typer.Option(
         None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
     ),
+    qualitative: Path | None = typer.Option(
+        None, "--qualitative", help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades."
+    ),
 ) -> None:
     """Grade every fund at each month-end (last NAV date of the month on the market calendar).
 
@@ -119,6 +122,7 @@ def history(
                 allow_unadjusted=allow_unadjusted,
                 outliers=outliers,
                 on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
+                qualitative=qualitative,
             )
         inputs = {
             "from": str(first),
@@ -139,6 +143,12 @@ def history(
         f"{result.table['fund_code'].nunique()} funds, {rated} rated fund-dates; "
         f"history.parquet, history.csv, latest/ and {summary.name} in {out}"
     )
+    if result.companies is not None:
+        rated_companies = result.companies[result.companies["status"] == "ok"]
+        console.print(
+            f"운용사 grades at every date: {result.companies['company'].nunique()} companies, "
+            f"{len(rated_companies)} rated company-dates in companies.parquet"
+        )
     if db_url is not None:
         services().store_folder(db_url, out / LATEST, source="history")
 
@@ -155,6 +165,9 @@ def backtest(
     include_provisional: bool = typer.Option(
         False, "--include-provisional", help="Count provisional grades (가등급) of young funds with the regular ones."
     ),
+    level: str = typer.Option(
+        "fund", "--level", help="fund: each fund's grade; company: its 운용사's grade against the fund's returns."
+    ),
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
     from evaluator.core.outputs import atomic_write_json
@@ -162,6 +175,8 @@ def backtest(
     from evaluator.domains.fund.history.backtest import backtest as run_backtest
     from evaluator.domains.fund.history.backtest_plot import PNG_NAMES, plan_backtest
 
+    if level not in ("fund", "company"):
+        fail(escape(f"--level accepts fund or company, not {level!r}"))
     if by is not None and by.strip() not in ("유형", "type"):
         fail(escape(f"--by accepts 유형 (or type), not {by!r}"))
     if horizon < 1 or replicates < 100:
@@ -175,7 +190,8 @@ def backtest(
     try:
         with console.status("computing forward returns and bootstrap intervals…"):
             doc = run_backtest(
-                history_dir, horizon, by_type=by is not None, reps=replicates, include_provisional=include_provisional
+                history_dir, horizon, by_type=by is not None, reps=replicates,
+                include_provisional=include_provisional, level=level,
             )
     except DataError as exc:
         fail(escape(str(exc)))
@@ -193,7 +209,7 @@ def _print_backtest(doc: dict, out: Path) -> None:
     mean_text = f"{ic['mean']:+.3f}" if ic["mean"] is not None else f"n/a ({ic['reason']})"
     t_text = f"{ic['t_stat']:.2f}" if ic["t_stat"] is not None else "n/a"
     console.print(
-        f"horizon {doc['horizon_months']} months · {len(doc['as_of_dates'])} as-of dates · "
+        f"{doc.get('level', 'fund')} grades · horizon {doc['horizon_months']} months · {len(doc['as_of_dates'])} as-of dates · "
         f"{a['observations']} fund-dates ({a['stopped']} stopped inside the horizon, kept)"
     )
     console.print(f"rank IC mean {mean_text}, Newey-West t {t_text}, 95% CI {ci_text}")

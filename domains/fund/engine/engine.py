@@ -370,6 +370,7 @@ def evaluate_universe(
             criteria_of={t: tuple(c["id"] for c in criteria_for(rubric, t)) for t in set(types.tolist())}
             if rubric.get("criteria_by_type")
             else {},
+            amounts=amounts,
         ),
     )
     funds.sort(key=lambda f: input_order[f.fund_code])

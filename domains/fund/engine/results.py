@@ -53,6 +53,8 @@ class FundResult:
     """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
     provisional: bool = False
     """A provisional grade (가등급): a young fund ranked on the rubric's provisional window."""
+    set_amount_krw: float | None = None
+    """설정원본 in KRW (else 순자산), as the eligibility rule read it; what weighs the fund in its 운용사's score."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class ClassInfo:
     provisional_labels: Mapping[int, str] = field(default_factory=dict)
     criteria_of: Mapping[Any, tuple[str, ...]] = field(default_factory=dict)
     """Per 유형, the criterion ids that scored it (per-유형 weights); empty: every criterion."""
+    amounts: np.ndarray | None = None
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:
@@ -154,6 +157,7 @@ def package_results(
     families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
     basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
     classes = _class_column(extra, eligible)
+    amounts = _nullable(extra.amounts) if extra.amounts is not None else [None] * len(codes)
     is_eligible = np.asarray(eligible, dtype=bool).tolist()
     weight_rows = rule_weights.tolist()
     grades = np.asarray(scores.grade).tolist()
@@ -206,6 +210,7 @@ def package_results(
                 portfolio_code=families[i],
                 portfolio_classes=classes[i],
                 provisional=bool(young[i]) and rated,
+                set_amount_krw=amounts[i],
             )
         )
     return out

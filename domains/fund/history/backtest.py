@@ -217,12 +217,33 @@ def _monotonicity(grades: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def company_frame(folder: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The fund-date rows with the 운용사's grade and score (at the as-of and at the horizon's end) instead."""
+    paths = [folder / "companies.parquet", folder / "company_funds.parquet"]
+    if not all(p.is_file() for p in paths):
+        raise DataError(f"{folder} has no companies.parquet: grade the history again with this version for --level company")
+    companies = pd.read_parquet(paths[0])
+    members = pd.read_parquet(paths[1]).set_index("fund_code")["company"]
+    rated = companies[companies["status"] == "ok"].set_index(["company", "as_of"])
+    out = frame.copy()
+    out["company"] = members.reindex(out["fund_code"]).to_numpy()
+    now = rated.reindex(pd.MultiIndex.from_arrays([out["company"], out["as_of"]]))
+    after = rated.reindex(pd.MultiIndex.from_arrays([out["company"], out["end"]]))
+    out["grade"] = now["grade"].astype(float).to_numpy()
+    out["score"] = now["score"].to_numpy(dtype=float)
+    out["grade_after"] = after["grade"].astype(float).to_numpy()
+    out = out[np.isfinite(out["grade"].to_numpy())].copy()
+    out["grade"] = out["grade"].astype(int)
+    return out.reset_index(drop=True)
+
+
 def analyse(frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BOOT) -> dict[str, Any]:
     """Every statistic of one (sub)universe; nulls carry a reason."""
     grades = _grade_block(frame, dates, steps, reps)
     return {
         "observations": len(frame),
         "funds": int(frame["fund_code"].nunique()),
+        **({"companies": int(frame["company"].nunique())} if "company" in frame.columns else {}),
         "stopped": int(frame["stopped"].sum()),
         "grades": grades,
         "ic": _ic_block(frame, dates, steps, reps),
@@ -234,9 +255,20 @@ def analyse(frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BO
 
 
 def backtest(
-    folder: Path, horizon: int, *, by_type: bool = False, reps: int = BOOT, include_provisional: bool = False
+    folder: Path,
+    horizon: int,
+    *,
+    by_type: bool = False,
+    reps: int = BOOT,
+    include_provisional: bool = False,
+    level: str = "fund",
 ) -> dict[str, Any]:
-    """The whole ``backtest.json`` document for a history folder."""
+    """The whole ``backtest.json`` document for a history folder.
+
+    ``level="company"``: each fund-date takes its 운용사's grade and score at that date (funds of companies
+    not rated then are left out), so the statistics say whether a company's grade predicts its funds'
+    forward excess returns; migration follows the company's grade.
+    """
     table, levels, summary = load_history(folder)
     scale = summary.get("grade_scale")
     if scale and (scale.get("grades"), scale.get("best")) != (5, "low"):
@@ -246,11 +278,16 @@ def backtest(
         )
     freq = str(summary.get("freq", "M"))
     frame, dates, steps = forward_frame(table, levels, horizon, freq, include_provisional)
+    if level == "company":
+        frame = company_frame(folder, frame)
+    elif level != "fund":
+        raise DataError(f"--level must be fund or company, not {level!r}")
     if frame.empty:
-        raise DataError("no rated fund has a forward return inside the history")
+        raise DataError(f"no rated {level} has a fund with a forward return inside the history")
     doc: dict[str, Any] = {
         "schema_version": 1,
         "kind": "fund_backtest",
+        "level": level,
         "horizon_months": horizon,
         "freq": freq,
         "steps_per_horizon": steps,

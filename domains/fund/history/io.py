@@ -27,6 +27,8 @@ from evaluator.domains.fund.reports.batch import BatchOutcome, write_reports
 HISTORY_PARQUET = "history.parquet"
 HISTORY_CSV = "history.csv"
 LEVELS = "levels.parquet"
+COMPANIES = "companies.parquet"
+COMPANY_FUNDS = "company_funds.parquet"
 SUMMARY = "summary.json"
 LATEST = "latest"
 
@@ -73,6 +75,7 @@ def history_summary(
         "rows": len(table),
         "rated_rows": int((table["status"] == "ok").sum()),
         "counts_by_date": history.counts,
+        "company_counts_by_date": _company_counts(history),
         "rubric": {"name": str(rubric["name"]), "version": str(rubric["version"])},
         **({"grade_scale": dict(rubric["grade_scale"])} if rubric.get("grade_scale") else {}),
         "inputs": dict(inputs),
@@ -81,11 +84,24 @@ def history_summary(
             "history_parquet": HISTORY_PARQUET,
             "history_csv": HISTORY_CSV,
             "levels": LEVELS,
+            **({"companies": COMPANIES, "company_funds": COMPANY_FUNDS} if history.companies is not None else {}),
             "latest": LATEST,
             "latest_reports": len(latest.files),
             "latest_failures": dict(latest.failures),
         },
     }
+
+
+def _company_counts(history: History) -> dict[str, dict[str, int]] | None:
+    """Per as-of date: how many companies got each grade, and how many were not rated."""
+    if history.companies is None:
+        return None
+    t = history.companies
+    keys = t["grade"].astype("Int64").astype(str).where(t["grade"].notna(), t["status"])
+    out: dict[str, dict[str, int]] = {}
+    for (day, key), n in t.groupby([t["as_of"].astype(str), keys], sort=True).size().items():
+        out.setdefault(str(day), {})[str(key)] = int(n)
+    return out
 
 
 def write_history(
@@ -102,6 +118,9 @@ def write_history(
     _atomic_parquet(history.table, folder / HISTORY_PARQUET)
     if history.levels is not None:
         _atomic_parquet(history.levels, folder / LEVELS)
+    if history.companies is not None and history.company_funds is not None:
+        _atomic_parquet(history.companies, folder / COMPANIES)
+        _atomic_parquet(history.company_funds, folder / COMPANY_FUNDS)
     buf = io.StringIO()
     history.table.to_csv(buf, index=False, lineterminator="\n")
     atomic_write_text(folder / HISTORY_CSV, buf.getvalue(), encoding="utf-8-sig")

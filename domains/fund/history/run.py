@@ -16,6 +16,7 @@ and December (``Q``) between ``--from`` and ``--to``; the calendar is the one th
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.companies.history import company_history_for
 from evaluator.domains.fund.data.loaders import Universe
 from evaluator.domains.fund.data.readers import DataError
 from evaluator.domains.fund.engine.calendar import market_calendar
@@ -116,6 +118,10 @@ class History:
     (``level_date``); what ``fund backtest`` takes forward returns from."""
     fallback_dates: int = 0
     """As-of dates the shared preparation could not reproduce, graded by the single-date engine instead."""
+    companies: pd.DataFrame | None = None
+    """Per as-of date and 운용사: the company rating (``companies/history.py``)."""
+    company_funds: pd.DataFrame | None = None
+    """The fund → 운용사, 설정원본, portfolio map those ratings used (META as it is today)."""
 
     def grade_paths(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         """(fund code, ``[{as_of, grade, score, status}, …]`` oldest first) per fund, built one at a time."""
@@ -237,8 +243,12 @@ def run_history(
     allow_unadjusted: bool = False,
     outliers: str = "error",
     on_date: Callable[[int, int], None] | None = None,
+    qualitative: str | os.PathLike[str] | None = None,
 ) -> History:
-    """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs."""
+    """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs.
+
+    Also rates the 운용사 at every date (``qualitative``: the analysts' pillar file, rows applying from
+    their date on)."""
     if not dates:
         raise DataError("no as-of dates to grade")
     version = str(rubric["version"])
@@ -273,7 +283,10 @@ def run_history(
         outliers=outliers,
         known_metrics=graded.last,
     )
+    companies, members = company_history_for(table, universe.meta, rubric, qualitative)
     return History(
+        companies=companies,
+        company_funds=members,
         table=table,
         dates=[pd.Timestamp(d).strftime("%Y-%m-%d") for d in dates],
         last=evaluation,
