@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import typer
 
-from evaluator.app import console
+from evaluator.core import console
 
 
 @pytest.mark.parametrize("message", ["fund [/x] is broken", "cell '[bold]' in row 3", "code [red]A1[/red]"])
