@@ -298,7 +298,7 @@ def create_app(
         )
 
     @app.get("/api/v1/companies", response_model=schemas.CompanyList, responses=ERRORS, tags=["companies"])
-    def companies(who: Caller, session: Db, as_of: Annotated[dt.date | None, Query()] = None) -> Response:
+    def companies(who: Caller, session: Db, as_of: AsOf = None) -> Response:
         """The 운용사 ratings this key may see (its companies; none for a key scoped to funds only)."""
         return _json({"items": company_store.list_companies(session, who, as_of)})
 
