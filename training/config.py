@@ -72,7 +72,9 @@ class TrainConfig:
     resume: bool = _f(False, "Continue from the last checkpoint in output_dir.")
     judge: dict[str, Any] | None = _f(None, "LLM judge reward: {kind: api|local, model, weight, …}.")
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
-    max_seq_length: int = _f(512, "SFT: max tokens per example.")
+    max_seq_length: int | None = _f(
+        None, "SFT: max tokens per example. None = measured: the longest sampled prompt + reference answer, +10 %."
+    )
     num_processes: int = _f(1, "Training processes (GPUs; gloo processes on CPU). >1 re-launches the run.")
     launch_config: str | None = _f(None, "Multi-process engine: ddp (default), fsdp, zero2, zero3 or an accelerate YAML.")
     use_vllm: bool = _f(False, "Generate rollouts with vLLM (TRL's use_vllm; CUDA and the vllm extra).")

@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         epochs: float = typer.Option(None, help="Epochs when max-steps is -1."),
         max_seconds: float = typer.Option(None, help="Stop cleanly after this much wall time."),
         save_steps: int = typer.Option(None, help="Checkpoint every N steps (default 50; last step always)."),
-        max_seq_length: int = typer.Option(None, help="Max tokens per example (default 512)."),
+        max_seq_length: int = typer.Option(None, help="Max tokens per example (default: measured from the data, the longest prompt + answer + 10 %)."),
         seed: int = typer.Option(None, help="Random seed."),
         init_from: str = typer.Option(None, "--init-from", help="Continue from an adapter or full-weight run."),
         resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint."),
