@@ -134,6 +134,12 @@ def main() -> None:
         metavar=("MODEL", "OUT"),
         help="Only the agreement stage for one trained model folder: fund evaluate --split test, fund agreement.",
     )
+    ap.add_argument(
+        "--control-seconds",
+        type=float,
+        default=None,
+        help="Run only the continued-SFT control for this wall time (beside a GRPO run, under the same load).",
+    )
     ap.add_argument("--kappa", action="store_true", help="Only κ against the engine from the workdir's evaluations.")
     ap.add_argument("--agreement-funds", type=int, default=600, help="CLI sample universe for --agreement.")
     args = ap.parse_args()
@@ -179,6 +185,12 @@ def main() -> None:
     before = held_out(warm_dir / "final", work / "eval_before", source, args)
     print(f"before: exact {metric(before, 'grade_exact'):.4f} on {before['n_items']} held-out funds", flush=True)
 
+    if args.control_seconds is not None:  # the control alone, e.g. beside GRPO under the same machine load
+        run_control(work, base, sft_common, args.control_seconds)
+        control = held_out(work / "sft_control" / "final", work / "eval_sft_control", source, args)
+        show_comparison("sft_control", compare_reports(before, control, labels=("before", "sft_control")), before, control)
+        return
+
     grpo_dir = work / "grpo"
     per_step = args.num_generations * args.prompts_per_step
     if not (grpo_dir / "run_summary.json").exists():
@@ -208,18 +220,7 @@ def main() -> None:
     show_comparison("grpo", comparison, before, after)
 
     if not args.skip_control:
-        control_dir = work / "sft_control"
-        if not (control_dir / "final" / "config.json").exists():
-            sft(
-                base.replace(
-                    output_dir=str(control_dir),
-                    init_from=str(warm_dir / "final"),
-                    max_steps=100_000,
-                    max_seconds=float(grpo["seconds"]),
-                    **sft_common,
-                ),
-                progress=False,
-            )
+        control_dir = run_control(work, base, sft_common, float(grpo["seconds"]))
         control = held_out(control_dir / "final", work / "eval_sft_control", source, args)
         versus = compare_reports(before, control, labels=("before", "sft_control"))
         atomic_write_json(work / "compare_sft_control.json", versus)
@@ -238,6 +239,26 @@ def main() -> None:
         f"reasoning_before={metric(before, 'reasoning_quality'):.4f} "
         f"reasoning_after={metric(after, 'reasoning_quality'):.4f}"
     )
+
+
+def run_control(work: Path, base: Any, sft_common: dict[str, Any], seconds: float) -> Path:
+    """Continued SFT from the warm start for ``seconds`` of wall time (kept when already there)."""
+    from evaluator.training.sft import sft
+
+    control_dir = work / "sft_control"
+    if not (control_dir / "final" / "config.json").exists():
+        summary = sft(
+            base.replace(
+                output_dir=str(control_dir),
+                init_from=str(work / "sft" / "final"),
+                max_steps=100_000,
+                max_seconds=seconds,
+                **sft_common,
+            ),
+            progress=False,
+        )
+        print(f"sft control: {summary['global_step']} steps in {summary['seconds']:.0f} s", flush=True)
+    return control_dir
 
 
 def cli(*args: str, log: Path) -> None:
