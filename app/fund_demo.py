@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import atomic_write_json, prepare_output_dir
+from evaluator.core.outputs import atomic_write_json, prepare_output_dir
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ FUND_QUICK = FundDemoPlan(
 
 def fund_spec(hidden: int, layers: int, seed: int) -> Any:
     """A fund-only tiny Qwen3: vocabulary 2,048 (a fund BPE saturates near 1,740), digits not split."""
-    from evaluator.training.tiny_model import TinySpec
+    from evaluator.models.tiny import TinySpec
 
     return TinySpec(
         hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
@@ -59,10 +59,10 @@ def fund_spec(hidden: int, layers: int, seed: int) -> Any:
 
 def build_fund_model(out: Path, source: str, hidden: int, layers: int, seed: int, rows: int = 200) -> Path:
     """The tiny model, its tokenizer trained on training-split prompts and reference answers only."""
-    from evaluator.domains.fund.reference import reference_json
-    from evaluator.domains.fund.rewards import load_facts
-    from evaluator.domains.fund.task import load_rows
-    from evaluator.training.tiny_model import build_tiny
+    from evaluator.domains.fund.task.dataset import load_rows
+    from evaluator.domains.fund.task.reference import reference_json
+    from evaluator.domains.fund.task.rewards import load_facts
+    from evaluator.models.tiny import build_tiny
 
     if (out / "config.json").exists():
         return out

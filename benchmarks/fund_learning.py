@@ -38,7 +38,7 @@ rows at a few seconds; the model is ~0.6 M parameters."""
 
 
 def spec(args: argparse.Namespace) -> Any:
-    from evaluator.training.tiny_model import TinySpec
+    from evaluator.models.tiny import TinySpec
 
     return TinySpec(
         hidden_size=args.hidden,
@@ -55,10 +55,10 @@ def spec(args: argparse.Namespace) -> Any:
 
 def build_model(out: Path, source: str, args: argparse.Namespace) -> Path:
     """The tiny model, its tokenizer trained on training-split prompts and references only."""
-    from evaluator.domains.fund.reference import reference_json
-    from evaluator.domains.fund.rewards import load_facts
-    from evaluator.domains.fund.task import load_rows
-    from evaluator.training.tiny_model import build_tiny
+    from evaluator.domains.fund.task.dataset import load_rows
+    from evaluator.domains.fund.task.reference import reference_json
+    from evaluator.domains.fund.task.rewards import load_facts
+    from evaluator.models.tiny import build_tiny
 
     if (out / "config.json").exists():
         return out
@@ -154,9 +154,9 @@ def main() -> None:
         print(doc["summary_ko"])
         return
 
-    from evaluator.domains.fund.task import load_rows
+    from evaluator.core.outputs import atomic_write_json
+    from evaluator.domains.fund.task.dataset import load_rows
     from evaluator.evaluation.compare import compare_reports
-    from evaluator.methodology.outputs import atomic_write_json
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
     from evaluator.training.sft import sft
@@ -301,7 +301,7 @@ def agreement(model: Path, out: Path, funds: int, max_new_tokens: int) -> dict[s
 def kappa_from_samples(eval_dir: Path) -> dict[str, Any]:
     """The model's quadratic κ against the engine on the harness's held-out samples (readable grades only;
     ``agreement.compare``, the function ``fund agreement`` uses), with how many answers were unreadable."""
-    from evaluator.domains.fund.agreement import Pairs, compare
+    from evaluator.domains.fund.agreement.stats import Pairs, compare
 
     samples = [json.loads(x) for x in (eval_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines() if x]
     readable = [s for s in samples if s.get("extracted") is not None]
@@ -316,14 +316,14 @@ def kappa_from_samples(eval_dir: Path) -> dict[str, Any]:
 
 def evaluated_codes(summary: dict[str, Any]) -> set[str]:
     """Funds the model was asked about (its answer may be unreadable): the test split's rated funds."""
-    from evaluator.domains.fund.task import split_of
+    from evaluator.domains.fund.task.dataset import split_of
 
     return {line["fund_code"] for line in summary["funds"] if line.get("grade") is not None and split_of(line["fund_code"]) == "test"}
 
 
 def audit_run(grpo_dir: Path, source: str) -> None:
     """Per step: reward means, groups without signal, and each reward's zeroing rules (``grpo_audit.jsonl``)."""
-    from evaluator.domains.fund.audit import audit_completions
+    from evaluator.domains.fund.task.audit import audit_completions
 
     rows = audit_completions(grpo_dir / "completions.jsonl", source)
     with open(grpo_dir / "grpo_audit.jsonl", "w", encoding="utf-8") as fh:

@@ -9,8 +9,8 @@ from typing import Any
 import fund_rationales as w
 import pytest
 
-from evaluator.domains.fund.audit import audit_rows, fund_code_of, zero_reason
-from evaluator.domains.fund.rewards import build_reward_functions, load_facts
+from evaluator.domains.fund.task.audit import audit_rows, fund_code_of, zero_reason
+from evaluator.domains.fund.task.rewards import build_reward_functions, load_facts
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.compare import compare_reports
 from evaluator.evaluation.report import finalize_report

@@ -65,7 +65,7 @@ def test_measured_prompts_match_the_templates_own_tokenization(tiny_model_dir: P
     from transformers import AutoTokenizer
 
     from evaluator.domains.registry import get_pack
-    from evaluator.training.chat_format import chat_format
+    from evaluator.models.chat_format import chat_format
     from evaluator.training.length_budget import measure
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.domains.base import DomainPack
-from evaluator.training.chat_format import ChatFormat
+from evaluator.models.chat_format import ChatFormat
 
 SAMPLE_ROWS = 64
 """Rows measured (a random sample, seeded): enough for a 95th percentile, seconds even for long prompts."""

@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from evaluator.app.demo import run_demo
-        from evaluator.methodology.outputs import OutputExistsError
+        from evaluator.core.outputs import OutputExistsError
 
         if fund:
             _fund_demo(out, quick=quick, force=force, seed=seed)
