@@ -93,7 +93,7 @@ def test_fund_sft_sizes_its_length_from_the_data_and_keeps_every_example(tiny_mo
     out = tmp_path / "run"
     result = run_cli(
         "sft", "--domain", "fund", "--model", "tiny", "--data", FUND_DATA, "--limit", "4", "--no-lora",
-        "--max-steps", "1", "--per-device-batch", "2", "--output-dir", str(out),
+        "--max-steps", "1", "--per-device-batch", "4", "--output-dir", str(out),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "run_summary.json").read_text())
