@@ -185,7 +185,7 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
 APP_MAY_NAME = {
     "app/cli.py", "app/commands/fund.py", "app/commands/fund_agreement.py", "app/commands/fund_history.py",
     "app/commands/methodology.py",
-    "app/demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
+    "app/demo.py", "app/fund_demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
 }  # fmt: skip
 APP_MAY_NAME_UNDER = ("app/api/", "app/storage/")
 
