@@ -159,7 +159,7 @@ def test_split_flag_is_checked_before_any_work(tmp_path: Path) -> None:
     result = run_cli("fund", "evaluate", "--sample", "--out", str(out), "--split", "test")
     assert result.exit_code == 2 and "give --model too" in result.output
     result = run_cli("fund", "evaluate", "--sample", "--out", str(out), "--model", "tiny", "--split", "dev")
-    assert result.exit_code == 2 and "--split must be one of all, train, test" in result.output
+    assert result.exit_code == 2 and "--split must be one of train, test, all" in result.output
     assert not out.exists()
 
 
