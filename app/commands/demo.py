@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
 
 def _fund_demo(out: Path, *, quick: bool, force: bool, seed: int) -> None:
     from evaluator.app.fund_demo import run_fund_demo
-    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.core.outputs import OutputExistsError
 
     try:
         summary = run_fund_demo(out, quick=quick, force=force, console=console, seed=seed)
