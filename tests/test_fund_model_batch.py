@@ -152,3 +152,33 @@ def test_model_evaluation_is_the_pack_graders_verdict() -> None:
         assert got["checks"] == {k: float(v or 0.0) for k, v in verdict.scores.items()}
         assert got["grade"] == (None if verdict.extracted is None else int(verdict.extracted))
         assert got["schema_valid"] == verdict.details["schema_valid"]
+
+
+def test_split_flag_is_checked_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    result = run_cli("fund", "evaluate", "--sample", "--out", str(out), "--split", "test")
+    assert result.exit_code == 2 and "give --model too" in result.output
+    result = run_cli("fund", "evaluate", "--sample", "--out", str(out), "--model", "tiny", "--split", "dev")
+    assert result.exit_code == 2 and "--split must be one of train, test, all" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_fund_evaluate_split_test_grades_only_held_out_funds(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """``--split test``: the model answers exactly the rated funds whose code hashes to the task's test split."""
+    from evaluator.domains.fund.task.dataset import split_of
+
+    out = tmp_path / "reports"
+    result = run_cli(
+        "fund", "evaluate", "--sample", "--sample-funds", "40", "--model", "tiny", "--split", "test",
+        "--max-new-tokens", "4", "--batch-size", "8", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = _valid(out)
+    reports = _reports(out)
+    held_out = {c for c, d in reports.items() if d["status"] == "ok" and split_of(d["fund_code"]) == "test"}
+    assert held_out and len(held_out) < sum(d["status"] == "ok" for d in reports.values())
+    answered = {c for c, d in reports.items() if d["model_evaluation"] is not None}
+    assert answered == held_out
+    block = summary["model_evaluation"]
+    assert block["split"] == "test" and block["funds_evaluated"] == len(held_out)

@@ -186,7 +186,7 @@ APP_MAY_NAME = {
     "app/cli.py", "domains/fund/cli/evaluate.py", "domains/fund/cli/agreement.py", "domains/fund/cli/history.py",
     "domains/fund/cli/companies.py",
     "app/commands/methodology.py",
-    "app/demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
+    "app/demo.py", "app/fund_demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
 }  # fmt: skip
 APP_MAY_NAME_UNDER = ("app/api/", "app/storage/", "app/web/")
 

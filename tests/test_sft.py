@@ -171,8 +171,6 @@ def test_sft_init_from_continues_full_weights(tmp_path: Path, tiny_warm_model: P
         "constant",
         "--per-device-batch",
         "8",
-        "--max-seq-length",
-        "160",
         "--output-dir",
         str(out),
     )

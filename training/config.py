@@ -84,7 +84,11 @@ class TrainConfig:
         None, "LLM judge reward: {kind: api|local, model, weight, …} as YAML/JSON text or a file.", cli="mapping"
     )
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
-    max_seq_length: int = _f(512, "SFT: max tokens per example.", trl="sft:max_length")
+    max_seq_length: int | None = _f(
+        None,
+        "SFT: max tokens per example. None = measured: the longest sampled prompt + reference answer, +10 %.",
+        trl="sft:max_length",
+    )
     num_processes: int = _f(1, "Training processes (GPUs; gloo processes on CPU). >1 re-launches the run.")
     launch_config: str | None = _f(None, "Multi-process engine: ddp (default), fsdp, zero2, zero3 or an accelerate YAML.")
     use_vllm: bool = _f(False, "Generate rollouts with vLLM (TRL's use_vllm; CUDA and the vllm extra).")

@@ -27,6 +27,7 @@ from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
 from evaluator.training.held_out import HeldOutEval, PolicyGrader
+from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.resume import prepare_resume
@@ -226,6 +227,7 @@ def train(
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
+    lengths = check_grpo_lengths(pack, dataset, policy.tokenizer, fmt, style, cfg, console if is_main_process() else None)
     if not launched_child():  # the launcher planned once for every process
         warn_if_plan_exceeds(cfg, policy.precision, console)
     if is_main_process():
@@ -236,6 +238,7 @@ def train(
                 **policy.resolved(),
                 "style": style,
                 "chat_format": fmt.record(),
+                "length_budget": lengths,
                 "rewards": dict(zip(names, weights, strict=True)),
                 "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
             },
@@ -278,6 +281,10 @@ def train(
     save_final(trainer, policy.tokenizer, final)
     summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
     summary["held_out"] = monitor.summary() if monitor is not None else None
+    summary["length_budget"] = lengths
+    summary["clipped"] = clipped_note(metrics.rows, cfg.max_completion_length)
+    if (summary["clipped"] or {}).get("warning") and is_main_process():
+        say_warning(console, summary["clipped"]["warning"])
     summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
     if resumed is not None:
         summary["resume"] = resumed

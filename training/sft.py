@@ -16,6 +16,7 @@ from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.callbacks import MetricsLogger, RichProgress, SaveLastStep, StepTimer
 from evaluator.training.config import TrainConfig, save_config
+from evaluator.training.length_budget import measure, sft_max_length
 from evaluator.training.run_setup import (
     TrainingError,
     check_model_available,
@@ -32,7 +33,9 @@ def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str, fmt: ChatFormat 
     data = pack.dataset(
         cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
     )
-    first = pack.reference_solution(data[0], style=style) if len(data) else None
+    if len(data) == 0:
+        raise TrainingError(f"the {pack.name} data {cfg.data or '(default)'} has no rows in split {cfg.split!r} to train on")
+    first = pack.reference_solution(data[0], style=style)
     if first is None:
         raise TrainingError(
             f"the {pack.name} pack has no reference solutions, so there is nothing to imitate; "
@@ -73,12 +76,23 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
     dataset = with_chat_format(dataset, fmt)
+    budget = measure(pack, dataset, policy.tokenizer, fmt, style, seed=cfg.seed, completion_column="completion")
+    max_length = sft_max_length(budget, cfg.max_seq_length)  # measured, or a given length that fits
+    if cfg.max_seq_length is None and console is not None:
+        console.print(f"max_seq_length {max_length} (measured: longest sampled example {budget.example_max} tokens)")
     save_config(
         cfg,
         out / "run_config.yaml",
-        resolved={**policy.resolved(), "style": style, "kind": "sft", "chat_format": fmt.record()},
+        resolved={
+            **policy.resolved(),
+            "style": style,
+            "kind": "sft",
+            "chat_format": fmt.record(),
+            "max_seq_length": max_length,
+            "length_budget": budget.record(),
+        },
     )
-    args = SFTConfig(**trainer_kwargs(cfg, out, policy, SFTConfig, "sft"))
+    args = SFTConfig(**trainer_kwargs(cfg.replace(max_seq_length=max_length), out, policy, SFTConfig, "sft"))
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
@@ -92,6 +106,11 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
         processing_class=policy.tokenizer,
         callbacks=callbacks,
     )
+    if len(trainer.train_dataset) == 0:  # TRL drops rows whose answer is cut away entirely
+        raise TrainingError(
+            f"no SFT example is left at --max-seq-length {max_length}: every prompt fills it; pass "
+            f"--max-seq-length {budget.sft_length()} or more"
+        )
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     resume_from = str(last_checkpoint(out)) if cfg.resume else None
@@ -112,6 +131,8 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
         "loss_first": losses[0] if losses else None,
         "loss_last": losses[-1] if losses else None,
         "examples": len(dataset),
+        "max_seq_length": max_length,
+        "length_budget": budget.record(),
         "stopped_for_time": last.stopped_for_time,
         "final_adapter": str(Path(out) / "final"),
         "resolved": policy.resolved(),

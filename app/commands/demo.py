@@ -24,12 +24,19 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(
             0, "--seed", help="Training seed (problem order, sampling); the held-out problems stay the same."
         ),
+        fund: bool = typer.Option(
+            False, "--fund", help="The fund task instead: SFT → eval → GRPO (fund rewards) → eval on held-out funds."
+        ),
     ) -> None:
         """Run the offline demo end to end (no network, no GPU) and summarise it."""
         from rich.table import Table
 
         from evaluator.app.demo import run_demo
         from evaluator.core.outputs import OutputExistsError
+
+        if fund:
+            _fund_demo(out, quick=quick, force=force, seed=seed)
+            return
 
         try:
             summary = run_demo(out, quick=quick, force=force, console=console, seed=seed)
@@ -61,3 +68,23 @@ def register(app: typer.Typer) -> None:
                 console.print(f"  {name:14} {path}")
         console.print(f"  {'plots':14} {len(summary['artifacts']['plots'])} PNGs in {out / 'plots'}")
         console.print(f"  {'summary':14} {out / 'demo_summary.json'}")
+
+
+def _fund_demo(out: Path, *, quick: bool, force: bool, seed: int) -> None:
+    from evaluator.app.fund_demo import run_fund_demo
+    from evaluator.core.outputs import OutputExistsError
+
+    try:
+        summary = run_fund_demo(out, quick=quick, force=force, console=console, seed=seed)
+    except OutputExistsError as exc:
+        fail(str(exc))
+    console.rule("[bold]fund demo summary")
+    for name, before in summary["before"].items():
+        lo, hi = summary["delta_ci95"][name]
+        after, delta = summary["after"][name], summary["delta"][name]
+        console.print(f"{name}: {before:.3f} → {after:.3f} (change {delta:+.3f}, 95% CI {lo:+.3f} to {hi:+.3f})")
+    console.print(
+        f"{summary['eval_n']} held-out funds, {summary['grpo_steps']} GRPO steps, {summary['seconds']:.0f} s in all"
+    )
+    console.print(summary["verdict"])
+    console.print(f"summary: {out / 'fund_demo_summary.json'}")

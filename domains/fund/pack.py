@@ -14,9 +14,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from evaluator.domains.base import DomainPack, PackError, PackPlot, RewardFn, Verdict, completion_text
+from evaluator.domains.base import DomainPack, Metric, PackError, PackPlot, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.fund.task.answer import extract_grade, read_answer, scale_problems
+from evaluator.domains.fund.task.grading import METRICS, fund_score
 from evaluator.domains.fund.task.rewards import build_reward_functions, gold_grade, load_facts, scale_grades
 
 PACKAGE = "evaluator.domains.fund"
@@ -124,7 +125,14 @@ class FundPack(DomainPack):
             "stated_grade": answer.grade("flexible"),
             "problems": [*answer.problems, *beyond][:5],
         }
-        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, verdict.score)
+        partial = Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details)
+        score = fund_score(partial, details["engine_grade"], self.default_weights(), answer.problems)
+        return Verdict(verdict.extracted, verdict.correct, verdict.format_ok, verdict.scores, details, score)
+
+    def metrics(self) -> tuple[Metric, ...]:
+        """Exact grade (headline), within-one, grade error, schema validity, reasoning, total reward
+        (:mod:`.grading`): each gets a bootstrap CI in reports and a paired CI in ``compare``."""
+        return METRICS
 
     def summarize(self, rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict]) -> dict[str, Any]:
         """Schema-valid rate, exact and within-one-band grade accuracy, mean absolute grade error.

@@ -131,6 +131,12 @@ def evaluate(
     backend: str = typer.Option("hf", "--backend", help="Generation backend for --model: hf or vllm."),
     batch_size: int = typer.Option(8, "--batch-size", help="Prompts per generate call for --model."),
     max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Longest model answer, in tokens."),
+    split: str = typer.Option(
+        "all",
+        "--split",
+        help="Funds --model evaluates: all, or the GRPO task's train or test split (by fund code: test funds "
+        "are ones a model trained on the task never saw).",
+    ),
     db: str | None = typer.Option(
         None, "--db", help="Also store the batch in this database (sqlite:///PATH, postgresql+psycopg://…); default EVALUATOR_DB."
     ),
@@ -145,7 +151,7 @@ def evaluate(
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     outliers = check_outliers(outliers)
-    model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
+    model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens, split)
     db_url = services().prepare_db(db)
     _check_out_dir(out, force)
     inputs = {
@@ -180,8 +186,15 @@ def _model_options(
     backend: str,
     batch_size: int,
     max_new_tokens: int,
+    split: str = "all",
 ) -> dict[str, Any] | None:
     """Check the --model flags before any work (a bad flag never costs a long engine run)."""
+    from evaluator.domains.fund.task.dataset import SPLITS
+
+    if split not in SPLITS:
+        fail(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
+    if model is None and split != "all":
+        fail("--split chooses the funds --model evaluates; give --model too")
     if model is None:
         if adapter is not None:
             fail("--adapter needs --model (the base model the adapter was trained on)")
@@ -197,6 +210,7 @@ def _model_options(
     return {
         "model": model,
         "adapter": str(adapter) if adapter is not None else None,
+        "split": split,
         "quantize": quantize,
         "backend": backend,
         "batch_size": batch_size,
@@ -211,10 +225,14 @@ def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[s
     from evaluator.domains.fund.task.model_eval import fund_rows, model_evaluations
     from evaluator.domains.registry import get_pack
 
-    codes, rows, facts = fund_rows(evaluation)
-    run: dict[str, Any] = {"model": options["model"], "adapter": options["adapter"], "generation": {}}
+    codes, rows, facts = fund_rows(evaluation, options.get("split", "all"))
+    run: dict[str, Any] = {
+        "model": options["model"], "adapter": options["adapter"], "split": options.get("split", "all"), "generation": {}
+    }
     if not codes:
-        err_console.print("[yellow]warning:[/] no fund was rated, so the model has nothing to evaluate")
+        err_console.print(
+            f"[yellow]warning:[/] no rated fund in the {options.get('split', 'all')} split, so the model has nothing to evaluate"
+        )
         return {}, run
     model = {k: options[k] for k in ("model", "adapter", "quantize", "backend")}
     try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from evaluator.domains.fund.engine.results import Evaluation
 from evaluator.domains.fund.task.answer import read_answer
-from evaluator.domains.fund.task.dataset import task_rows
+from evaluator.domains.fund.task.dataset import split_of, task_rows
 from evaluator.domains.fund.task.facts import universe_facts
 
 MAX_COMPLETION_CHARS = 8000
@@ -25,10 +25,13 @@ MAX_COMPLETION_CHARS = 8000
 CHECKS = ("json_format", "grade_accuracy", "reasoning_quality", "consistency")
 
 
-def fund_rows(evaluation: Evaluation) -> tuple[list[str], list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """(fund codes, task rows for the harness, facts by code) for every rated fund, in the evaluation's order."""
+def fund_rows(
+    evaluation: Evaluation, split: str = "all"
+) -> tuple[list[str], list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(fund codes, task rows for the harness, facts by code) for every rated fund of ``split`` (``all``,
+    or the GRPO task's ``train``/``test`` split by fund code), in the evaluation's order."""
     facts = universe_facts(evaluation)
-    rows = task_rows(evaluation)
+    rows = [r for r in task_rows(evaluation) if split == "all" or split_of(r["fund_code"]) == split]
     return [r["fund_code"] for r in rows], rows, facts
 
 
@@ -141,6 +144,7 @@ def add_model_to_summary(
     summary["model_evaluation"] = {
         "model": run.get("model"),
         "adapter": run.get("adapter"),
+        "split": run.get("split", "all"),
         "generation": dict(run.get("generation") or {}),
         **counts,
         "disagreements": disagreements,
