@@ -44,6 +44,7 @@ class TrainConfig:
     lora_alpha: int = _f(32, "LoRA alpha.")
     lora_dropout: float = _f(0.05, "LoRA dropout.")
     lora_target: str = _f("all-linear", "LoRA target modules (`all-linear` = every linear projection).")
+    algorithm: str = _f("grpo", "Policy-gradient trainer: grpo (TRL GRPOTrainer) or rloo (TRL RLOOTrainer).")
     num_generations: int = _f(4, "Completions per prompt (GRPO group size).")
     max_completion_length: int = _f(256, "Max new tokens per completion.")
     learning_rate: float = _f(5e-6, "Peak learning rate.")
@@ -51,6 +52,10 @@ class TrainConfig:
     beta: float = _f(0.0, "KL coefficient (0 = no reference model).")
     loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …")
     scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.")
+    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.")
+    dynamic_sampling: int | None = _f(
+        None, "Skip a prompt for this many later draws after a group of equal rewards (no signal); None = off."
+    )
     epsilon: float = _f(0.2, "Lower clip range.")
     epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.")
     temperature: float = _f(1.0, "Sampling temperature for rollouts.")
@@ -172,7 +177,9 @@ RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
     "save_total_limit": (1, True, None, False),
     "completions_per_log": (0, True, None, False),
     "max_seq_length": (1, True, None, False),
+    "dynamic_sampling": (1, True, None, False),
 }
+ALGORITHMS = ("grpo", "rloo")
 
 
 def _kinds(annotation: Any) -> tuple[set[type], bool]:
@@ -293,6 +300,12 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             f"lr_scheduler_type must be one of {', '.join(LR_SCHEDULERS)}, not {cfg.lr_scheduler_type!r}"
         )
+    if cfg.algorithm not in ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {cfg.algorithm!r}")
+    if cfg.normalize_advantages and cfg.algorithm != "rloo":
+        raise ConfigError("normalize_advantages is an RLOO setting (algorithm: rloo); GRPO scales with scale_rewards")
+    if cfg.dynamic_sampling is not None and cfg.max_steps < 1:
+        raise ConfigError("dynamic_sampling streams prompts without end: set max_steps")
     if cfg.quantize not in (None, "4bit", "none"):
         raise ConfigError(f"quantize must be 4bit or none, not {cfg.quantize!r}")
     _check_pack_fields(cfg)
