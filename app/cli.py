@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "serve",
     "export",
     "vllm_serve",
+    "experiment",
 )
 
 app = typer.Typer(
