@@ -54,7 +54,7 @@ class TrainConfig:
     scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.")
     normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.")
     dynamic_sampling: int | None = _f(
-        None, "Skip a prompt for this many later draws after a group of equal rewards (no signal); None = off."
+        None, "Rest a prompt for this many steps after its group scored all alike (no signal); None = off."
     )
     epsilon: float = _f(0.2, "Lower clip range.")
     epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.")

@@ -109,6 +109,13 @@ def register(app: typer.Typer) -> None:
             None, "--report-to", help="none, tensorboard, wandb, trackio; comma-separated for several."
         ),
         run_name: str = typer.Option(None, "--run-name", help="Run name for the trackers."),
+        algorithm: str = typer.Option(None, "--algorithm", help="grpo (default) or rloo (TRL RLOOTrainer)."),
+        normalize_advantages: bool = typer.Option(
+            None, "--normalize-advantages/--no-normalize-advantages", help="RLOO: unit-std advantages per batch."
+        ),
+        dynamic_sampling: int = typer.Option(
+            None, "--dynamic-sampling", help="Rest a prompt for N steps after a group of equal rewards."
+        ),
     ) -> None:
         """Train a LoRA/QLoRA adapter with GRPO on a domain pack's rewards."""
         overrides = {
@@ -131,7 +138,8 @@ def register(app: typer.Typer) -> None:
             "eval_every": eval_every, "eval_limit": eval_limit, "eval_split": eval_split,
             "collapse_drop": collapse_drop, "stop_on_collapse": stop_on_collapse or None,
             "report_to": [t.strip() for t in report_to.split(",") if t.strip()] if report_to else None,
-            "run_name": run_name,
+            "run_name": run_name, "algorithm": algorithm, "normalize_advantages": normalize_advantages,
+            "dynamic_sampling": dynamic_sampling,
         }
         summary = run_training(overrides, config)
         from evaluator.training.distributed import launched_child, shutdown
