@@ -29,7 +29,8 @@ def _f(default: Any, help: str) -> Any:
 class TrainConfig:
     """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
 
-    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`).")
+    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `gsm8k,fund` with `mix`.")
+    mix: list[float] | None = _f(None, "Mixing weights of the packs named in `domain` (one adapter on all of them).")
     model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
@@ -235,6 +236,10 @@ def _check_one(name: str, value: Any, annotation: Any) -> str | None:
     elif list in kinds:
         if isinstance(value, str) and str in kinds:  # typed `list[str] | str`: one comma-separated text too
             return None
+        if name == "mix":
+            if not isinstance(value, list) or any(_as_float(v) is None or _as_float(v) <= 0 for v in value):
+                return f"{name}: expected a list of weights > 0, got {value!r}"
+            return None
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f"{name}: expected a list of names, got {value!r}"
     elif dict in kinds:
@@ -272,6 +277,8 @@ def coerce(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = float(value.strip())
         elif list in kinds and str in kinds and isinstance(value, str):
             out[key] = [part.strip() for part in value.split(",") if part.strip()]
+        elif key == "mix" and isinstance(value, list):
+            out[key] = [float(v) for v in value]
         elif key == "reward_weights" and isinstance(value, dict):
             out[key] = {k: float(v) for k, v in value.items()}
     return out
@@ -348,11 +355,38 @@ def report_to(cfg: TrainConfig) -> list[str] | str:
     return trackers or "none"
 
 
+def _check_mix(cfg: TrainConfig) -> None:
+    """Several packs: every name a pack, one positive weight each, and only what a mixed run supports."""
+    from evaluator.domains.base import PackError
+    from evaluator.domains.registry import get_pack
+
+    names = [d.strip() for d in cfg.domain.split(",") if d.strip()]
+    for name in names:
+        try:
+            get_pack(name)
+        except PackError as exc:
+            raise ConfigError(f"domain: {exc}") from exc
+    if len(set(names)) != len(names):
+        raise ConfigError(f"domain: a pack is named twice in {cfg.domain!r}")
+    if cfg.mix is None or len(cfg.mix) != len(names) or any(not (w > 0) for w in cfg.mix):
+        raise ConfigError(f"mix: one weight > 0 per pack in {cfg.domain!r} (e.g. --mix 0.5,0.5), got {cfg.mix!r}")
+    if cfg.judge:
+        raise ConfigError("judge: a judge grades against one pack's rubric; a mixed run cannot take one")
+    if cfg.eval_every is not None:
+        raise ConfigError("eval_every: held-out evaluation of a mixed run is per pack (evaluator eval per pack, or an experiment)")
+    if cfg.data is not None:
+        raise ConfigError("data: a mixed run reads each pack's default data; leave data unset")
+
+
 def _check_pack_fields(cfg: TrainConfig) -> None:
     """``domain`` names a registered pack and ``language`` is one it has prompts in."""
     from evaluator.domains.base import PackError
     from evaluator.domains.registry import get_pack
 
+    if "," in cfg.domain:
+        return _check_mix(cfg)
+    if cfg.mix is not None:
+        raise ConfigError("mix: needs several packs in domain (e.g. gsm8k,fund)")
     try:
         pack = get_pack(cfg.domain)
     except PackError as exc:

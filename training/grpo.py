@@ -28,6 +28,7 @@ from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
 from evaluator.training.held_out import HeldOutEval
+from evaluator.training.mixing import is_mixed, mixed_dataset, mixed_rewards, pack_names
 from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.resume import prepare_resume
@@ -212,7 +213,7 @@ def train(
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
-    pack = get_pack(cfg.domain)
+    pack = get_pack(pack_names(cfg.domain)[0])  # a mixed run: the first pack gives the chat template switch
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     require_vllm(cfg)  # --use-vllm without vLLM or a GPU fails before a run folder exists
     out = Path(cfg.output_dir) if launched_child() else prepare_run_dir(cfg)  # the launcher checked it once
@@ -222,11 +223,15 @@ def train(
     if resumed and console is not None:
         for note in resumed["notes"]:
             console.print(f"[yellow]note:[/] {note}")
-    style = pack.check_style(cfg.style)
-    dataset = pack.dataset(
-        cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
-    )
-    names, funcs, weights = select_rewards(pack, cfg)
+    mixed = is_mixed(cfg.domain)
+    style = pack.check_style(cfg.style if not mixed or cfg.style in pack.styles else None)
+    if mixed:
+        names, funcs, weights = mixed_rewards(cfg)
+    else:
+        dataset = pack.dataset(
+            cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
+        )
+        names, funcs, weights = select_rewards(pack, cfg)
     judge = None
     if cfg.judge:
         from evaluator.training.judges import JudgeSpec, build_judge_reward
@@ -240,7 +245,8 @@ def train(
         monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
-    dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
+    # TRL renders the prompt column itself: fold in the messages (a mixed run: each pack in its own format)
+    dataset = mixed_dataset(cfg, policy.tokenizer, cfg.split) if mixed else fold_dataset(dataset, fmt)
     stream = None
     if cfg.dynamic_sampling:
         from evaluator.training.prompt_stream import PromptStream, streamed_dataset
@@ -332,7 +338,8 @@ def _summary(
     import json
 
     summary: dict[str, Any] = {
-        "domain": pack.name,
+        "domain": cfg.domain,
+        "mix": cfg.mix,
         "model": cfg.model,
         "output_dir": str(out),
         "global_step": trainer.state.global_step,

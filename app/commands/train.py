@@ -25,6 +25,16 @@ def parse_weights(items: list[str] | None) -> dict[str, float] | None:
     return out
 
 
+def parse_mix(text: str | None) -> list[float] | None:
+    """``"0.5,0.5"`` → ``[0.5, 0.5]``."""
+    if not text:
+        return None
+    try:
+        return [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"--mix expects weights separated by commas (e.g. 0.5,0.5), got {text!r}")
+
+
 def run_training(overrides: dict, config: Path | None) -> dict:
     """Load config, run, and turn expected failures into one clear message."""
     from evaluator.domains.base import PackError
@@ -109,6 +119,7 @@ def register(app: typer.Typer) -> None:
             None, "--report-to", help="none, tensorboard, wandb, trackio; comma-separated for several."
         ),
         run_name: str = typer.Option(None, "--run-name", help="Run name for the trackers."),
+        mix: str = typer.Option(None, "--mix", help="Mixing weights of several packs (--domain gsm8k,fund --mix 0.5,0.5)."),
         algorithm: str = typer.Option(None, "--algorithm", help="grpo (default) or rloo (TRL RLOOTrainer)."),
         normalize_advantages: bool = typer.Option(
             None, "--normalize-advantages/--no-normalize-advantages", help="RLOO: unit-std advantages per batch."
@@ -139,7 +150,7 @@ def register(app: typer.Typer) -> None:
             "collapse_drop": collapse_drop, "stop_on_collapse": stop_on_collapse or None,
             "report_to": [t.strip() for t in report_to.split(",") if t.strip()] if report_to else None,
             "run_name": run_name, "algorithm": algorithm, "normalize_advantages": normalize_advantages,
-            "dynamic_sampling": dynamic_sampling,
+            "dynamic_sampling": dynamic_sampling, "mix": parse_mix(mix),
         }
         summary = run_training(overrides, config)
         from evaluator.training.distributed import launched_child, shutdown

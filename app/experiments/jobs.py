@@ -129,6 +129,7 @@ def run_job(spec_path: Path) -> int:
 def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
     from evaluator.evaluation.harness import evaluate
     from evaluator.training.config import TrainConfig, validate
+    from evaluator.training.mixing import pack_names
 
     cfg = TrainConfig(**job.config)
     validate(cfg)
@@ -145,16 +146,23 @@ def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
     model, adapter = _eval_target(cfg)
     t_eval = time.perf_counter()
     ev = job.eval
-    report = evaluate(
-        cfg.domain, model, adapter=adapter, data=ev.get("data", cfg.data), split=ev["split"], limit=ev.get("limit"),
-        batch_size=ev.get("batch_size", 32), max_new_tokens=ev.get("max_new_tokens", cfg.max_completion_length),
-        style=cfg.style, language=cfg.language, out_dir=out / "eval", force=True, seed=0,
-    )
+    packs = pack_names(cfg.domain)
+    metrics: dict[str, Any] = {}
+    for pack in packs:  # a mixed run is evaluated on each pack's held-out items, into eval/<pack>/
+        mixed = len(packs) > 1
+        report = evaluate(
+            pack, model, adapter=adapter, data=None if mixed else ev.get("data", cfg.data), split=ev["split"],
+            limit=ev.get("limit"), batch_size=ev.get("batch_size", 32),
+            max_new_tokens=ev.get("max_new_tokens", cfg.max_completion_length),
+            style=None if mixed else cfg.style, language=None if mixed else cfg.language,
+            out_dir=out / "eval" / pack if mixed else out / "eval", force=True, seed=0,
+        )
+        prefix = f"{pack}/" if mixed else ""
+        metrics.update({prefix + name: m["value"] for name, m in (report.get("metrics") or {}).items()})
     eval_wall = time.perf_counter() - t_eval
     return {
         "run_dir": str(out),
-        "metrics": {name: m["value"] for name, m in (report.get("metrics") or {}).items()},
-        "headline": report.get("headline"),
+        "metrics": metrics,
         "cost": cost_of(summary, train_wall, eval_wall),
         "algorithm": summary.get("algorithm"),
         "dynamic_sampling": summary.get("dynamic_sampling"),

@@ -42,11 +42,28 @@ def results_schema() -> dict[str, Any]:
 
 
 def _items(run_dir: str) -> tuple[dict[str, dict[str, float]], dict[str, str], dict[str, Any]]:
-    """(item id → metric values, item id → content key, declared metrics) of a job's evaluation report."""
-    report = json.loads((Path(run_dir) / "eval" / "report.json").read_text(encoding="utf-8"))
-    values = {str(it["id"]): item_metrics(it, report) for it in report["items"]}
-    keys = {str(it["id"]): str(it.get("key")) for it in report["items"]}
-    return values, keys, declared_metrics(report)
+    """(item id → metric values, item id → content key, declared metrics) of a job's evaluation.
+
+    A mixed-pack run has one report per pack (``eval/<pack>/report.json``): its metrics are named
+    ``<pack>/<metric>`` and its items ``<pack>:<id>``, so each pack is compared on its own items.
+    """
+    root = Path(run_dir) / "eval"
+    single = root / "report.json"
+    paths = [("", single)] if single.is_file() else [(p.parent.name, p) for p in sorted(root.glob("*/report.json"))]
+    if not paths:
+        raise FileNotFoundError(f"no evaluation report under {root}")
+    values: dict[str, dict[str, float]] = {}
+    keys: dict[str, str] = {}
+    declared: dict[str, Any] = {}
+    for pack, path in paths:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        name = f"{pack}/" if pack else ""
+        ident = f"{pack}:" if pack else ""
+        for it in report["items"]:
+            values[ident + str(it["id"])] = {name + k: v for k, v in item_metrics(it, report).items()}
+            keys[ident + str(it["id"])] = str(it.get("key"))
+        declared.update({name + k: v for k, v in declared_metrics(report).items()})
+    return values, keys, declared
 
 
 def _matrix(per_seed: dict[int, dict[str, dict[str, float]]], seeds: list[int], ids: list[str], metric: str) -> np.ndarray:
@@ -122,8 +139,9 @@ def _arm_entry(spec: ExperimentSpec, arm: Any, records: dict[str, dict[str, Any]
         ids = sorted(set.intersection(*(set(per[s][0]) for s in ok)))
         values = {s: per[s][0] for s in ok}
         for metric in sorted({m for s in ok for i in ids for m in values[s][i]}):
-            if all(metric in values[s][i] for s in ok for i in ids) and ids:
-                boot = stats.clustered_bootstrap(_matrix(values, ok, ids, metric), seed=0)
+            scored = [i for i in ids if all(metric in values[s][i] for s in ok)]  # a pack's metric: its items
+            if scored:
+                boot = stats.clustered_bootstrap(_matrix(values, ok, scored, metric), seed=0)
                 mean[metric], ci[metric] = boot["mean"], [boot["ci_low"], boot["ci_high"]]
     return {"name": arm.name, "algorithm": arm.algorithm, "spec": arm.overrides, "seeds": seeds,
             "n_seeds_ok": len(ok), "mean": mean, "ci": ci}
@@ -146,17 +164,18 @@ def _comparisons(spec: ExperimentSpec, loaded: dict[str, Any], declared: dict[st
         if not ids:
             continue
         for metric in declared:
-            if not all(metric in mine[s][0][i] and metric in base[s][0][i] for s in seeds for i in ids):
+            scored = [i for i in ids if all(metric in mine[s][0][i] and metric in base[s][0][i] for s in seeds)]
+            if not scored:
                 continue
-            a = _matrix({s: base[s][0] for s in seeds}, seeds, ids, metric)
-            b = _matrix({s: mine[s][0] for s in seeds}, seeds, ids, metric)
+            a = _matrix({s: base[s][0] for s in seeds}, seeds, scored, metric)
+            b = _matrix({s: mine[s][0] for s in seeds}, seeds, scored, metric)
             boot = stats.clustered_bootstrap(b - a, seed=0)
             out.append({
                 "arm": arm.name, "baseline": spec.baseline, "metric": metric,
                 "arm_mean": float(b.mean()), "baseline_mean": float(a.mean()),
                 "diff": boot["mean"], "ci_low": boot["ci_low"], "ci_high": boot["ci_high"],
                 "p": stats.paired_sign_flip((b - a).mean(axis=0), seed=0),
-                "n_items": len(ids), "seeds": seeds,
+                "n_items": len(scored), "seeds": seeds,
             })
     for row, adjusted in zip(out, stats.holm([r["p"] for r in out]), strict=True):
         row["p_adjusted"] = adjusted

@@ -106,6 +106,9 @@ def _section(value: Any, where: str, problems: list[str], *, allow_algorithm: bo
     if not isinstance(value, dict):
         problems.append(f"{where}: expected a mapping of config fields, got {value!r}")
         return {}
+    if isinstance(value.get("domain"), dict):  # {gsm8k: 0.5, fund: 0.5}: one adapter on several packs
+        packs = value["domain"]
+        value = {**value, "domain": ",".join(str(k) for k in packs), "mix": list(packs.values())}
     out = dict(value)
     for key in value:
         if key == "algorithm" and allow_algorithm:
