@@ -71,6 +71,14 @@ def render_markdown(results: dict[str, Any]) -> str:
                 f"{_fmt(s['cost'].get('seconds'), '{:.1f}')} | {_fmt(s['cost'].get('steps'), '{:.0f}')} | "
                 f"{'yes' if s.get('reused') else 'no'} |"
             )
+    reached = [(a["name"], s) for a in results["arms"] for s in a["seeds"] if s.get("to_baseline_accuracy")]
+    if reached:
+        lines += ["", "First held-out point at the baseline's final held-out accuracy (same seed):", "",
+                  "| arm | seed | target | step | train s |", "|---|---|---|---|---|"]
+        for name, s in reached:
+            t = s["to_baseline_accuracy"]
+            lines.append(f"| {name} | {s['seed']} | {100 * t['target']:.1f} % | {_fmt(t['step'], '{:.0f}')} | "
+                         f"{_fmt(t['seconds'], '{:.1f}')} |")
     st = results["statistics"]
     lines += ["", "## Statistics", "", f"- interval: {st['interval']}", f"- test: {st['test']}",
               f"- correction: {st['correction']} over {st['family_size']} comparison(s) (arms × metrics)"]

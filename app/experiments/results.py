@@ -85,6 +85,7 @@ def build_results(spec: ExperimentSpec, records: dict[str, dict[str, Any]], spec
         loaded.setdefault(rec["arm"], {})[int(rec["seed"])] = (values, keys)
         declared.update({k: v for k, v in decl.items() if k not in declared})
     arms = [_arm_entry(spec, arm, records, loaded) for arm in spec.arms]
+    _time_to_baseline(spec, arms)
     comparisons = _comparisons(spec, loaded, declared)
     n_items = {len(v[0]) for per in loaded.values() for v in per.values()}
     doc = {
@@ -180,3 +181,36 @@ def _comparisons(spec: ExperimentSpec, loaded: dict[str, Any], declared: dict[st
     for row, adjusted in zip(out, stats.holm([r["p"] for r in out]), strict=True):
         row["p_adjusted"] = adjusted
     return out
+
+
+def held_out_curve(run_dir: str | None) -> list[dict[str, float]]:
+    """(step, training seconds, held-out accuracy) at each in-training evaluation (``eval_every``) of a run."""
+    from evaluator.methodology.outputs import read_jsonl
+
+    path = Path(run_dir or "") / "metrics.jsonl"
+    if not run_dir or not path.is_file():
+        return []
+    rows = read_jsonl(path)
+    start = next((r["time"] for r in rows if isinstance(r.get("time"), (int, float))), None)
+    return [
+        {"step": int(r["step"]), "seconds": round(float(r["time"]) - float(start), 3), "accuracy": float(r["eval/accuracy"])}
+        for r in rows
+        if isinstance(r.get("eval/accuracy"), (int, float)) and start is not None
+    ]
+
+
+def _time_to_baseline(spec: ExperimentSpec, arms: list[dict[str, Any]]) -> None:
+    """Where runs evaluated during training: the first step (and seconds) each seed reached the baseline's
+    final held-out accuracy of the same seed — how dynamic sampling (or any arm) is judged on cost."""
+    base = next(a for a in arms if a["name"] == spec.baseline)
+    targets = {s["seed"]: curve[-1]["accuracy"] for s in base["seeds"] if (curve := held_out_curve(s["run_dir"]))}
+    for arm in arms:
+        for seed in arm["seeds"]:
+            curve = held_out_curve(seed["run_dir"]) if seed["status"] == "ok" else []
+            target = targets.get(seed["seed"])
+            if not curve or target is None:
+                continue
+            hit = next((p for p in curve if p["accuracy"] >= target - 1e-12), None)
+            seed["to_baseline_accuracy"] = {
+                "target": target, "step": hit["step"] if hit else None, "seconds": hit["seconds"] if hit else None,
+            }
