@@ -80,7 +80,8 @@ def test_tiny_grid_end_to_end_then_reuse_then_one_changed_arm(tiny_model_dir: Pa
     result = run_cli("experiment", "run", str(spec), "--out", str(out), "--jobs", "2")
     assert result.exit_code == 0, result.output
     doc = _results(out)
-    assert (out / "results.md").read_text(encoding="utf-8").count("| rloo |") == 1
+    md = (out / "results.md").read_text(encoding="utf-8")
+    assert md.count("| rloo | rloo | 2/2 |") == 1 and md.count("| rloo | 1 |") == 1
     assert [a["name"] for a in doc["arms"]] == ["rules", "rloo"] and doc["eval"]["n_items"] == 16
     for arm in doc["arms"]:
         for seed in arm["seeds"]:
@@ -144,3 +145,22 @@ def test_api_judge_arm_survives_a_faulty_server_and_counts_its_cost(
     assert "sk-experiment-test" not in json.dumps([json.loads(x) for x in (
         Path(api["seeds"][0]["run_dir"]) / "judge_evaluations.jsonl").read_text().splitlines()])
     assert os.environ["EXPERIMENT_JUDGE_KEY"]  # read from the environment only
+
+
+def test_job_hash_ignores_placement_and_defaults_but_not_values(tmp_path: Path) -> None:
+    from evaluator.app.experiments.jobs import Job
+    from evaluator.training.config import TrainConfig
+
+    def job(**over: Any) -> Job:
+        cfg = TrainConfig(**{"output_dir": str(tmp_path / "a"), **over}).to_dict()
+        return Job("a", 0, "grpo", cfg, {"split": "test", "limit": 16}, str(tmp_path / "a"))
+
+    same = job(output_dir=str(tmp_path / "elsewhere"), force=True, run_name="x").digest()
+    assert job().digest() == same
+    legacy = job()
+    legacy.config = {k: v for k, v in legacy.config.items() if k != "dynamic_sampling"}  # a field added later
+    assert legacy.digest() == same
+    assert job(learning_rate=1e-4).digest() != same and job(algorithm="rloo").digest() != same
+    changed_eval = job()
+    changed_eval.eval = {"split": "test", "limit": 17}
+    assert changed_eval.digest() != same

@@ -45,8 +45,13 @@ class Job:
         return f"{self.arm}/seed-{self.seed}" if self.kind != "warm" else WARM
 
     def digest(self) -> str:
-        """SHA-256 of what decides the result (not where it is written)."""
-        cfg = {k: v for k, v in self.config.items() if k not in UNHASHED}
+        """SHA-256 of what decides the result (not where it is written).
+
+        Only values that differ from the config's defaults enter it, so a release that adds a config field
+        (with a default that keeps the old behaviour) does not invalidate every finished job.
+        """
+        defaults = _defaults()
+        cfg = {k: v for k, v in self.config.items() if k not in UNHASHED and (k not in defaults or v != defaults[k])}
         doc = {
             "version": RUNNER_VERSION,
             "kind": self.kind,
@@ -57,6 +62,12 @@ class Job:
         }
         text = json.dumps(doc, sort_keys=True, default=str, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _defaults() -> dict[str, Any]:
+    from evaluator.training.config import TrainConfig
+
+    return TrainConfig().to_dict()
 
 
 def read_job(run_dir: str | Path) -> dict[str, Any] | None:
