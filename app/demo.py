@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import atomic_write_json, prepare_output_dir
+from evaluator.core.outputs import atomic_write_json, prepare_output_dir
 
 
 @dataclass(frozen=True)
@@ -129,10 +129,10 @@ def run_fund_batch(out: Path, funds: int, *, force: bool = False) -> dict[str, A
 
     ``force`` lets ``demo --force`` write over an earlier demo's fund reports, as its other stages do.
     """
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.evaluate import evaluate_loaded
+    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+    from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import default_rubric
-    from evaluator.domains.fund.sample import sample_universe
 
     universe = sample_universe(funds=funds, risk_free=0.03, realistic=True)  # 결산 resets, share classes, an MMF
     evaluation = evaluate_loaded(universe, default_rubric())
@@ -155,9 +155,9 @@ def run_demo(
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import evaluate
     from evaluator.evaluation.plots import plot_dir
+    from evaluator.models.loading import ensure_tiny
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
-    from evaluator.training.models import ensure_tiny
     from evaluator.training.sft import sft
 
     t0 = time.perf_counter()

@@ -36,7 +36,7 @@ SPEC = {
 def main() -> None:
     from evaluator.app.experiments.runner import finish, run_experiment
     from evaluator.app.experiments.spec import load_spec
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     ensure_tiny("tiny")

@@ -48,7 +48,7 @@ def main() -> None:
     from typer.testing import CliRunner
 
     from evaluator.app.cli import app
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/bench-experiments")
     student, judge = ensure_tiny("tiny-demo-2l"), ensure_tiny("tiny")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.domains.fund.agreement_io import ExpertGrade, Experts
-from evaluator.domains.fund.agreement_report import build_agreement
-from evaluator.domains.fund.agreement_reports import Batch, EngineFund
+from evaluator.domains.fund.agreement.io import ExpertGrade, Experts
+from evaluator.domains.fund.agreement.report import build_agreement
+from evaluator.domains.fund.agreement.reports import Batch, EngineFund
 
 TYPES = ("국내주식형", "해외주식형", "채권형", "해외채권형", "혼합형", "재간접형")
 

@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.engine import evaluate_universe
-from evaluator.domains.fund.total_return import Adjustments
+from evaluator.domains.fund.engine.engine import evaluate_universe
+from evaluator.domains.fund.engine.total_return import Adjustments
 
 TYPES = ("국내주식형", "해외주식형", "채권형", "해외채권형", "혼합형")
 VOLS = (0.18, 0.15, 0.03, 0.05, 0.09)

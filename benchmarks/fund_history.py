@@ -33,9 +33,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fund_engine import TYPES, VOLS, settle, share_classes
 
-from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.history import as_of_dates, parse_month, run_history
-from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.history.run import as_of_dates, parse_month, run_history
 from evaluator.domains.fund.rubric import default_rubric
 
 

@@ -15,8 +15,8 @@ import subprocess
 import sys
 import time
 
-from evaluator.domains.fund import task
-from evaluator.domains.fund.rewards import build_reward_functions
+from evaluator.domains.fund.task import dataset as task
+from evaluator.domains.fund.task.rewards import build_reward_functions
 from evaluator.domains.registry import get_pack
 
 

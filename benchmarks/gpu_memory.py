@@ -85,7 +85,7 @@ def build_checkpoint(arch: Any, folder: Path, device: str) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     tok = AutoTokenizer.from_pretrained(ensure_tiny("tiny"))
     kwargs = arch.config_kwargs()
@@ -129,11 +129,11 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
     """Build, train 3 steps, measure, and compare with the plan; an OOM is a result, not a crash."""
     import torch
 
-    from evaluator.training.architectures import PRESET_ARCHS
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
-    from evaluator.training.memory_plan import OOM_ADVICE, longest_prompt_tokens, plan_for_train_config
-    from evaluator.training.oom import TrainingOOM
+    from evaluator.training.memory.architectures import PRESET_ARCHS
+    from evaluator.training.memory.oom import TrainingOOM
+    from evaluator.training.memory.plan import OOM_ADVICE, longest_prompt_tokens, plan_for_train_config
 
     cuda = not args.cpu_smoke
     arch = PRESET_ARCHS[name] if cuda else shrink(PRESET_ARCHS[name])
@@ -209,8 +209,8 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
 
 def induced_oom(work: Path) -> dict[str, Any]:
     """An absurd batch through the real CLI must end with the advice, exit code 2 and no traceback."""
-    from evaluator.training.architectures import PRESET_ARCHS
-    from evaluator.training.memory_plan import OOM_ADVICE
+    from evaluator.training.memory.architectures import PRESET_ARCHS
+    from evaluator.training.memory.plan import OOM_ADVICE
 
     ckpt = build_checkpoint(PRESET_ARCHS["qwen3-0.6b"], work / "oom-random", "cuda")
     cmd = [
@@ -291,8 +291,8 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
+    from evaluator.core.outputs import atomic_write_json, ensure_new_file
     from evaluator.domains.registry import register
-    from evaluator.methodology.outputs import atomic_write_json, ensure_new_file
 
     if args.out:
         ensure_new_file(args.out, force=args.force)

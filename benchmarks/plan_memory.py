@@ -80,7 +80,7 @@ def measure_training(name: str, work: Path) -> tuple[int, int, int]:
     """(estimated torch bytes, measured peak torch bytes, RSS growth) for 3 GRPO steps of ``name`` on CPU."""
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
-    from evaluator.training.memory_plan import longest_prompt_tokens, plan_for_train_config
+    from evaluator.training.memory.plan import longest_prompt_tokens, plan_for_train_config
 
     cfg = TrainConfig(
         model=name,
@@ -139,7 +139,7 @@ def build_layers(arch: Any, layers: int, regime: str, work: Path) -> Any:
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM
 
-    from evaluator.training.models import bnb_config, disable_cpu_4bit_repack
+    from evaluator.models.loading import bnb_config, disable_cpu_4bit_repack
 
     extra = dict(arch.extra)
     if "layer_types" in extra:
@@ -199,8 +199,8 @@ def layer_bytes_measured(arch: Any, regime: str, batch: int, seq: int, work: Pat
 
 
 def measure_slices(names: list[str], work: Path) -> list[float]:
-    from evaluator.training import memory_costs as mc
-    from evaluator.training.architectures import PRESET_ARCHS
+    from evaluator.training.memory import costs as mc
+    from evaluator.training.memory.architectures import PRESET_ARCHS
 
     ratios = []
     batch, seq = 1, 256
@@ -235,8 +235,8 @@ def calibrate(work: Path, families: list[str]) -> None:
 
     import numpy as np
 
-    from evaluator.training import memory_costs as mc
-    from evaluator.training.architectures import PRESET_ARCHS
+    from evaluator.training.memory import costs as mc
+    from evaluator.training.memory.architectures import PRESET_ARCHS
 
     for fam in families:
         base = PRESET_ARCHS[CAL_BASE[fam]]

@@ -38,8 +38,8 @@ def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]
     from fund_engine import build_universe
 
     from evaluator.app.storage.provenance import provenance
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.engine import evaluate_universe
+    from evaluator.domains.fund.engine.engine import evaluate_universe
+    from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
 
     navs, meta, bench = build_universe(funds)

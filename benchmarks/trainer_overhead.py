@@ -83,7 +83,7 @@ def bare_steps(out: Path, args: argparse.Namespace) -> list[tuple[float, float]]
     from trl import GRPOTrainer
 
     from evaluator.domains.registry import get_pack
-    from evaluator.training.chat_format import chat_format, fold_dataset
+    from evaluator.models.chat_format import chat_format, fold_dataset
     from evaluator.training.grpo import grpo_args, select_rewards
     from evaluator.training.run_setup import load_policy
 
@@ -119,7 +119,7 @@ def main() -> None:
     import datasets
 
     datasets.disable_progress_bars()
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     ensure_tiny("tiny")
     import torch

@@ -125,7 +125,7 @@ class PackPlot:
     """A picture a pack draws from a folder its own commands wrote.
 
     ``detect(folder)`` says whether the folder holds the pack's output; ``plan(folder, out, prefix, warn)``
-    returns a :class:`evaluator.methodology.plotting.Plan` (or raises ``NothingToPlotError``).
+    returns a :class:`evaluator.core.plotting.Plan` (or raises ``NothingToPlotError``).
     """
 
     name: str
@@ -318,7 +318,7 @@ class DomainPack(ABC):
     def chat_template_kwargs(self, style: str | None) -> dict[str, Any] | None:
         """Extra chat-template arguments for ``style`` that override the default thinking switch; None = default.
 
-        Applied only by the one rendering rule (``evaluator.training.chat_format``), for every caller alike.
+        Applied only by the one rendering rule (``evaluator.models.chat_format``), for every caller alike.
         """
         return None
 

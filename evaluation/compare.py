@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from evaluator.core.schemas import load_schema, validate_or_raise
 from evaluator.evaluation import stats
-from evaluator.methodology.schemas import load_schema, validate_or_raise
 
 COMPARE_SCHEMA = "compare.schema.json"
 

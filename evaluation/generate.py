@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.training.chat_format import ChatFormat, refuses_system_role
+from evaluator.models.chat_format import ChatFormat, refuses_system_role
 
 Prompt = Sequence[Mapping[str, Any]] | str
 """A conversational prompt (chat messages) or an already rendered prompt string."""
@@ -60,7 +60,7 @@ class Generator:
     backend = "hf"
 
     def __init__(self, model: Any, tokenizer: Any, *, info: Mapping[str, Any] | None = None) -> None:
-        from evaluator.training.models import disable_cpu_4bit_repack
+        from evaluator.models.loading import disable_cpu_4bit_repack
 
         self.model = model
         self.tokenizer = tokenizer
@@ -93,7 +93,7 @@ class Generator:
 
             return VLLMGenerator.load(model, adapter=adapter, quantize=quantize, seed=seed)  # type: ignore[return-value]
 
-        from evaluator.training.models import load_model, resolve_model_path
+        from evaluator.models.loading import load_model, resolve_model_path
 
         t0 = time.perf_counter()
         mdl, tok, precision = load_model(model, quantize=quantize, device=device, for_training=False)

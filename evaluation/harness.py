@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.outputs import append_jsonl, prepare_output_dir
 from evaluator.domains.base import DomainPack
 from evaluator.evaluation.generate import BACKENDS, Generator, check_generation_args
 from evaluator.evaluation.report import (
@@ -26,8 +27,7 @@ from evaluator.evaluation.report import (
     write_samples,
 )
 from evaluator.evaluation.scoring import score_rows
-from evaluator.methodology.outputs import append_jsonl, prepare_output_dir
-from evaluator.training.chat_format import template_kwargs_for
+from evaluator.models.chat_format import template_kwargs_for
 
 PARTIAL_NAME = "generations.partial.jsonl"
 
@@ -86,7 +86,7 @@ def evaluate(
     if generator is None and backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if generator is None and model is not None:
-        from evaluator.training.models import model_source
+        from evaluator.models.loading import model_source
 
         model_source(model)  # a missing folder or an unreachable hub fails now, before any data is built
     out = prepare_output_dir(out_dir, force=force) if out_dir is not None else None
@@ -200,8 +200,8 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a ``report.json`` (a folder holding one is accepted too)."""
     import json
 
+    from evaluator.core.schemas import validate_or_raise
     from evaluator.evaluation.report import report_schema
-    from evaluator.methodology.schemas import validate_or_raise
 
     target = Path(path)
     if target.is_dir():

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluator.domains.base import PackPlot
-from evaluator.evaluation.plots_common import (
+from evaluator.core.outputs import safe_filename
+from evaluator.core.plotting import (
     NothingToPlotError,
     Plan,
     Warn,
@@ -22,6 +22,7 @@ from evaluator.evaluation.plots_common import (
     as_warner,
     check_targets,
 )
+from evaluator.domains.base import PackPlot
 from evaluator.evaluation.plots_eval import (
     COMPARE_FILE,
     PAIR_PNG,
@@ -31,7 +32,6 @@ from evaluator.evaluation.plots_eval import (
     plot_eval_pair,
 )
 from evaluator.evaluation.plots_training import METRICS_FILE, plan_training, plot_training
-from evaluator.methodology.outputs import safe_filename
 
 __all__ = [
     "NothingToPlotError",

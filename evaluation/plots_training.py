@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.plots_common import (
+from evaluator.core.plotting import (
     NothingToPlotError,
     Plan,
     Warn,

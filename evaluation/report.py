@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import atomic_write_json, atomic_write_jsonl
-from evaluator.methodology.schemas import load_schema, validate_or_raise
+from evaluator.core.outputs import atomic_write_json, atomic_write_jsonl
+from evaluator.core.schemas import load_schema, validate_or_raise
 
 SCHEMA_PACKAGE = "evaluator.evaluation"
 REPORT_SCHEMA = "report.schema.json"

@@ -60,7 +60,7 @@ class VLLMGenerator(Generator):
         from vllm import LLM
         from vllm.lora.request import LoRARequest
 
-        from evaluator.training.models import model_source
+        from evaluator.models.loading import model_source
 
         t0 = time.perf_counter()
         path = model_source(model)[0].path  # a missing folder or an unreachable hub: one clear message

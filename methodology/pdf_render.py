@@ -23,8 +23,8 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
 
+from evaluator.core.outputs import ensure_new_file
 from evaluator.methodology import pdf_layout as L
-from evaluator.methodology.outputs import ensure_new_file
 from evaluator.methodology.rubric import METRICS, grade_cutoffs, validate_rubric
 
 _STYLES: dict[str, ParagraphStyle] = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.schemas import load_schema, schema_problems
+from evaluator.core.schemas import load_schema, schema_problems
 
 SCHEMA_PACKAGE = "evaluator.methodology"
 SCHEMA_FILE = "rubric.schema.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from evaluator.training.tiny_model import CHATML_TEMPLATE
+from evaluator.models.tiny import CHATML_TEMPLATE
 
 GEMMA2_TEMPLATE = (
     "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"

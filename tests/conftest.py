@@ -25,7 +25,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_model_dir(_isolated_cache: Path) -> Path:
     """The test-suite ``tiny`` model (built once per session, offline)."""
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     return ensure_tiny("tiny")
 

@@ -1,6 +1,6 @@
 """Rationales a policy might write about one fund, honest and adversarial, built from the engine's facts.
 
-Every writer takes one fund's facts (:func:`evaluator.domains.fund.facts.fund_facts`) and returns a
+Every writer takes one fund's facts (:func:`evaluator.domains.fund.task.facts.fund_facts`) and returns a
 ``rationale_ko`` (or None when the case does not apply to that fund, e.g. a wrong-direction case for a
 fund sitting right on its 유형 average). Figures are formatted from the facts, so the cases hold for any
 generated universe. Shared by the adversarial reward suite (``test_fund_reward_hacks.py``).
@@ -12,18 +12,18 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evaluator.domains.fund.prompts import (
+from evaluator.domains.fund.reports.report import PERIOD_KO, standing_ko
+from evaluator.domains.fund.task.prompts import (
     EXAMPLE_RATIONALE,
     SYSTEM_PROMPT,
     band_line,
     copyable_text,
     fmt_metric,
 )
-from evaluator.domains.fund.prompts import (
+from evaluator.domains.fund.task.prompts import (
     metric_lines as prompt_metric_lines,
 )
-from evaluator.domains.fund.reference import reference_rationale
-from evaluator.domains.fund.report import PERIOD_KO, standing_ko
+from evaluator.domains.fund.task.reference import reference_rationale
 
 Facts = Mapping[str, Any]
 Writer = Callable[[Facts], "str | None"]

@@ -14,7 +14,7 @@ from chat_templates import GEMMA2_TEMPLATE, QWEN3_TEMPLATE
 
 from evaluator.domains.gsm8k.styles import get_style
 from evaluator.domains.registry import get_pack
-from evaluator.training.chat_format import (
+from evaluator.models.chat_format import (
     ChatTemplateError,
     chat_format,
     fold_dataset,

@@ -17,7 +17,7 @@ from chat_templates import TEMPLATES
 from evaluator.domains.gsm8k.styles import get_style
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.generate import Generator
-from evaluator.training.chat_format import chat_format
+from evaluator.models.chat_format import chat_format
 from evaluator.training.config import load_config
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.local import LocalJudge
@@ -34,7 +34,7 @@ def expected_record(kind: str, style: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def loaded(template_models: dict[str, Path]) -> dict[str, tuple[Any, Any]]:
-    from evaluator.training.models import load_model
+    from evaluator.models.loading import load_model
 
     return {kind: load_model(str(path), for_training=False)[:2] for kind, path in template_models.items()}
 
@@ -80,7 +80,7 @@ def test_the_local_judge_renders_by_the_rule(loaded: dict[str, tuple[Any, Any]],
 def test_the_planner_counts_the_prompt_as_rendered(template_models: dict[str, Path], kind: str) -> None:
     from transformers import AutoTokenizer
 
-    from evaluator.training.memory_plan import longest_prompt_tokens
+    from evaluator.training.memory.plan import longest_prompt_tokens
 
     tok = AutoTokenizer.from_pretrained(template_models[kind])
     cfg = load_config(None, {"model": str(template_models[kind]), "data": "synthetic", "limit": 6, "style": "xml"})

@@ -10,8 +10,8 @@ from scipy.stats import binomtest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
+from evaluator.core.schemas import schema_problems
 from evaluator.evaluation.compare import compare_reports, compare_schema
-from evaluator.methodology.schemas import schema_problems
 
 R = "<reasoning>\nworking\n</reasoning>\n"
 N = 10

@@ -12,8 +12,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_demo_quick_runs_every_stage(tmp_path: Path, tiny_model_dir: Path) -> None:
+    from evaluator.core.schemas import schema_problems
     from evaluator.evaluation.report import report_schema
-    from evaluator.methodology.schemas import schema_problems
 
     out = tmp_path / "demo"
     result = run_cli("demo", "--quick", "--out", str(out))

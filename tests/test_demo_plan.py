@@ -59,8 +59,8 @@ def test_held_out_problems_are_never_trained_on(plan) -> None:
 def test_full_plan_lets_every_held_out_reference_answer_fit() -> None:
     """``max_new_tokens`` (eval and GRPO completions) covers the longest worked solution in the eval set,
     so no correct answer is cut off before its closing tag."""
-    from evaluator.training.models import TINY_NAMES, tiny_corpus
-    from evaluator.training.tiny_model import build_tokenizer
+    from evaluator.models.loading import TINY_NAMES, tiny_corpus
+    from evaluator.models.tiny import build_tokenizer
 
     assert FULL.model == "tiny-demo-2l" and TINY_NAMES[FULL.model].split_digits
     tok = build_tokenizer(tiny_corpus(), TINY_NAMES[FULL.model])
@@ -72,7 +72,7 @@ def test_full_plan_lets_every_held_out_reference_answer_fit() -> None:
 
 def test_demo_force_rewrites_an_earlier_demos_fund_reports(tmp_path) -> None:
     """``demo --force`` into a finished demo's folder: the fund stage must not refuse its own earlier output."""
-    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.core.outputs import OutputExistsError
 
     first = run_fund_batch(tmp_path / "fund", 40)
     with pytest.raises(OutputExistsError):

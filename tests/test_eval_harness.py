@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
+from evaluator.core.schemas import schema_problems
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.generate import Generator
 from evaluator.evaluation.harness import evaluate
 from evaluator.evaluation.report import report_schema, samples_schema
-from evaluator.methodology.schemas import schema_problems
 
 pytestmark = pytest.mark.slow
 LIMIT, MAX_NEW = 10, 24

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from evaluator.core.schemas import schema_problems
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.report import finalize_report, report_schema
 from evaluator.evaluation.scoring import score_rows
-from evaluator.methodology.schemas import schema_problems
 
 R = "<reasoning>\nworking\n</reasoning>\n"
 

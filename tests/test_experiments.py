@@ -14,7 +14,7 @@ from conftest import run_cli
 
 from evaluator.app.experiments.results import results_schema
 from evaluator.app.experiments.spec import SpecError, parse_spec
-from evaluator.methodology.schemas import schema_problems
+from evaluator.core.schemas import schema_problems
 
 BASE = {"domain": "gsm8k", "model": "tiny", "data": "synthetic:steps=1", "max_steps": 2,
         "max_completion_length": 12, "per_device_train_batch_size": 4, "num_generations": 4, "save_steps": 1000}

@@ -13,13 +13,13 @@ from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.agreement_io import ExpertGrade, Experts
-from evaluator.domains.fund.agreement_plot import by_type_figure, confusion_figure
-from evaluator.domains.fund.agreement_report import agreement_schema, build_agreement, csv_rows
-from evaluator.domains.fund.agreement_reports import Batch, EngineFund
-from evaluator.domains.fund.model_eval import add_model_to_summary
-from evaluator.domains.fund.report import summary_schema
-from evaluator.methodology.schemas import schema_problems
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.agreement.io import ExpertGrade, Experts
+from evaluator.domains.fund.agreement.plot import by_type_figure, confusion_figure
+from evaluator.domains.fund.agreement.report import agreement_schema, build_agreement, csv_rows
+from evaluator.domains.fund.agreement.reports import Batch, EngineFund
+from evaluator.domains.fund.reports.report import summary_schema
+from evaluator.domains.fund.task.model_eval import add_model_to_summary
 
 LABELS = [f"{g}등급" for g in range(1, 6)]
 runner = CliRunner()

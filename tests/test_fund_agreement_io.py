@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.domains.fund.agreement_io import UNNAMED_ANALYST, parse_grade, read_experts
-from evaluator.domains.fund.readers import DataError
+from evaluator.domains.fund.agreement.io import UNNAMED_ANALYST, parse_grade, read_experts
+from evaluator.domains.fund.data.readers import DataError
 
 
 def _write(path: Path, text: str, encoding: str = "utf-8") -> Path:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evaluator.domains.fund.agreement import Pairs, bootstrap, compare, confusion, quadratic_kappa
+from evaluator.domains.fund.agreement.stats import Pairs, bootstrap, compare, confusion, quadratic_kappa
 
 LABELS = [1, 2, 3, 4, 5]
 

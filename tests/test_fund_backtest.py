@@ -13,14 +13,14 @@ import statsmodels.api as sm
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.backtest import analyse, backtest, forward_frame, load_history
-from evaluator.domains.fund.backtest_stats import block_ci, block_indices, newey_west_t, spearman
-from evaluator.domains.fund.history import as_of_dates, parse_month, run_history
-from evaluator.domains.fund.history_io import write_history
-from evaluator.domains.fund.readers import DataError
+from evaluator.core.schemas import load_schema, schema_problems
+from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.data.sample import sample_universe
+from evaluator.domains.fund.history.backtest import analyse, backtest, forward_frame, load_history
+from evaluator.domains.fund.history.backtest_stats import block_ci, block_indices, newey_west_t, spearman
+from evaluator.domains.fund.history.io import write_history
+from evaluator.domains.fund.history.run import as_of_dates, parse_month, run_history
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.sample import sample_universe
-from evaluator.methodology.schemas import load_schema, schema_problems
 
 runner = CliRunner()
 D = ["2024-01-31", "2024-02-29", "2024-03-29", "2024-04-30"]
@@ -185,7 +185,7 @@ def test_cli_end_to_end_schema_plots_and_errors(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     doc = json.loads((bt / "backtest.json").read_text(encoding="utf-8"))
-    schema = load_schema("evaluator.domains.fund", "backtest.schema.json")
+    schema = load_schema("evaluator.domains.fund.history", "backtest.schema.json")
     assert schema_problems(doc, schema) == []
     assert (
         doc["by_type"]

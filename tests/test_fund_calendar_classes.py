@@ -7,11 +7,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.engine import ERROR, OK, evaluate_universe
-from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.report import build_summary, grade_distribution_by_portfolio
+from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine.engine import ERROR, OK, evaluate_universe
+from evaluator.domains.fund.engine.scoring import (
+    assign_grades,
+    class_counts,
+    top_percent,
+    weighted_top_percent,
+)
+from evaluator.domains.fund.reports.report import build_summary, grade_distribution_by_portfolio
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.scoring import assign_grades, class_counts, top_percent, weighted_top_percent
 
 
 def _navs(funds: int, years: float, seed: int) -> pd.DataFrame:

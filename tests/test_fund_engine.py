@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.engine import ERROR, NOT_RATED, OK, evaluate_universe
-from evaluator.domains.fund.readers import DataError
+from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine.engine import ERROR, NOT_RATED, OK, evaluate_universe
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.registry import get_pack
 

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.checks import lifespans
-from evaluator.domains.fund.prepare import fund_matrix
-from evaluator.domains.fund.scoring import group_codes, group_percentile
-from evaluator.domains.fund.total_return import Events, apply_distributions, cells, peer_mean_returns
+from evaluator.domains.fund.engine.checks import lifespans
+from evaluator.domains.fund.engine.prepare import fund_matrix
+from evaluator.domains.fund.engine.scoring import group_codes, group_percentile
+from evaluator.domains.fund.engine.total_return import Events, apply_distributions, cells, peer_mean_returns
 
 
 def _pandas_percentile(values: np.ndarray, groups: np.ndarray, mask: np.ndarray, higher: bool) -> np.ndarray:
@@ -144,7 +144,7 @@ def test_peer_means_on_a_few_rows_equal_those_of_every_row() -> None:
 
 
 def test_class_counts_equal_the_pandas_group_by() -> None:
-    from evaluator.domains.fund.scoring import class_counts
+    from evaluator.domains.fund.engine.scoring import class_counts
 
     rng = np.random.default_rng(3)
     for n in (1, 7, 500, 5000):

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.loaders import load_benchmark, load_meta, load_navs, load_universe
-from evaluator.domains.fund.readers import DataError
+from evaluator.domains.fund.data.loaders import load_benchmark, load_meta, load_navs, load_universe
+from evaluator.domains.fund.data.readers import DataError
 
 DATES = pd.bdate_range("2024-01-01", periods=8)
 CODES = ("KR5000000001", "0012345")  # a code with leading zeros must survive every reader

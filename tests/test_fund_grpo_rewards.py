@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from evaluator.domains.fund.citations import grade_conclusions
-from evaluator.domains.fund.prompts import fmt_metric
-from evaluator.domains.fund.reasoning import reasoning_breakdown
-from evaluator.domains.fund.rewards import REWARD_NAMES, build_reward_functions, load_facts
-from evaluator.domains.fund.verify import consistency_breakdown
+from evaluator.domains.fund.task.citations import grade_conclusions
+from evaluator.domains.fund.task.prompts import fmt_metric
+from evaluator.domains.fund.task.reasoning import reasoning_breakdown
+from evaluator.domains.fund.task.rewards import REWARD_NAMES, build_reward_functions, load_facts
+from evaluator.domains.fund.task.verify import consistency_breakdown
 from evaluator.domains.registry import get_pack
 
 PACK = get_pack("fund")

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from evaluator.core.schemas import schema_problems
 from evaluator.domains.base import PackError, Verdict
-from evaluator.domains.fund.answer import evaluation_schema
-from evaluator.domains.fund.citations import sentences
-from evaluator.domains.fund.rewards import load_facts
-from evaluator.domains.fund.sample import generate_sample, write_sample
-from evaluator.domains.fund.task import load_evaluation, parse_source, split_of
+from evaluator.domains.fund.data.sample import generate_sample, write_sample
+from evaluator.domains.fund.task.answer import evaluation_schema
+from evaluator.domains.fund.task.citations import sentences
+from evaluator.domains.fund.task.dataset import load_evaluation, parse_source, split_of
+from evaluator.domains.fund.task.rewards import load_facts
 from evaluator.domains.registry import get_pack
-from evaluator.methodology.schemas import schema_problems
 
 PACK = get_pack("fund")
 
@@ -217,7 +217,7 @@ def test_existing_completions_are_scored_from_a_predictions_file(
 
 
 def test_summary_ko_says_하위_for_the_lower_half_and_상위_for_the_upper() -> None:
-    from evaluator.domains.fund.report import build_report
+    from evaluator.domains.fund.reports.report import build_report
 
     evaluation = load_evaluation(parse_source("sample?funds=40"))
     rated = [f for f in evaluation.funds if f.status == "ok"]
@@ -234,8 +234,8 @@ def test_summary_ko_says_하위_for_the_lower_half_and_상위_for_the_upper() ->
 def test_reference_compares_with_the_percentile_when_the_peer_average_is_missing(
     train_rows: list[dict[str, Any]],
 ) -> None:
-    from evaluator.domains.fund.reasoning import reasoning_breakdown
-    from evaluator.domains.fund.reference import reference_answer
+    from evaluator.domains.fund.task.reasoning import reasoning_breakdown
+    from evaluator.domains.fund.task.reference import reference_answer
 
     for row in train_rows[:10]:
         facts = json.loads(row["facts"])
@@ -252,8 +252,8 @@ def test_a_nav_file_with_distributions_is_graded_on_total_returns_as_fund_evalua
 ) -> None:
     """The GRPO task's engine run reads the 분배금 column like `fund evaluate`: settling funds are graded on
     total returns, not left `not_rated` as unadjusted resets."""
-    from evaluator.domains.fund.evaluate import evaluate_loaded
-    from evaluator.domains.fund.loaders import load_universe
+    from evaluator.domains.fund.data.loaders import load_universe
+    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
 
     nav, bench = write_sample(generate_sample(funds=60, realistic=True), tmp_path / "navs.csv")
     task = load_evaluation(parse_source(str(nav)))

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from conftest import run_cli
 
+from evaluator.core.schemas import schema_problems
 from evaluator.evaluation.report import report_schema
-from evaluator.methodology.schemas import schema_problems
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,12 @@ from history_compare import cell, same
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.history import (
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.data.sample import sample_universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.history.run import (
     COLUMNS,
     HEADLINE,
     as_of_dates,
@@ -22,13 +26,9 @@ from evaluator.domains.fund.history import (
     parse_month,
     run_history,
 )
-from evaluator.domains.fund.loaders import Universe
-from evaluator.domains.fund.readers import DataError
-from evaluator.domains.fund.report import report_schema
+from evaluator.domains.fund.reports.report import report_schema
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.sample import sample_universe
 from evaluator.methodology.rubric import PERIODS
-from evaluator.methodology.schemas import schema_problems
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluator.domains.fund.history_drawdown import DrawdownSegments, sweep_drawdowns
+from evaluator.domains.fund.history.drawdown import DrawdownSegments, sweep_drawdowns
 
 
 def engine_drawdown(levels: np.ndarray, s: int, e: int) -> np.ndarray:

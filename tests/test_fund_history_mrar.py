@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.history_metrics import WindowSums, window_starts
-from evaluator.domains.fund.metrics import Market, _mrar
+from evaluator.domains.fund.engine.metrics import Market, mrar
+from evaluator.domains.fund.history.metrics import WindowSums, window_starts
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -30,7 +30,7 @@ def test_every_window_matches_the_engine_mrar(seed: int) -> None:
     for e in ends:
         for _, s in window_starts(cal, e).items():
             got = sums._mrar(s, e)
-            want = _mrar(levels[s : e + 1], market, s, e)
+            want = mrar(levels[s : e + 1], market, s, e)
             assert np.array_equal(np.isnan(got), np.isnan(want))
             ok = ~np.isnan(want)
             worst = max(worst, float(np.max(np.abs(got[ok] - want[ok]), initial=0.0)))

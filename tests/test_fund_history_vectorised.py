@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from history_compare import cell, same
 
-from evaluator.domains.fund.evaluate import evaluate_loaded
-from evaluator.domains.fund.history import COLUMNS, as_of_dates, history_row, parse_month, run_history
-from evaluator.domains.fund.history_prep import CrossDate
-from evaluator.domains.fund.loaders import Universe
+from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+from evaluator.domains.fund.engine.total_return import Adjustments
+from evaluator.domains.fund.history.prep import CrossDate
+from evaluator.domains.fund.history.run import COLUMNS, as_of_dates, history_row, parse_month, run_history
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.total_return import Adjustments
 
 HOLIDAYS = ["2016-02-08", "2016-02-09", "2019-09-12", "2019-09-13", "2021-09-20", "2021-09-21", "2023-06-30"]
 

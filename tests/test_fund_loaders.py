@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.loaders import (
+from evaluator.domains.fund.data.loaders import (
     load_benchmark,
     load_meta,
     load_navs,
     load_universe,
     parse_risk_free,
 )
-from evaluator.domains.fund.readers import DataError
+from evaluator.domains.fund.data.readers import DataError
 
 DATES = pd.bdate_range("2024-01-01", periods=6)
 KO_HEADER = "기준일자,펀드코드,펀드명,운용회사,유형,기준가격,설정원본"

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.engine import evaluate_universe
+from evaluator.domains.fund.engine.engine import evaluate_universe
 from evaluator.methodology.rubric import METRICS, PERIODS
 
 RTOL = 1e-9

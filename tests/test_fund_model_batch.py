@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from evaluator.domains.fund.batch import write_reports
-from evaluator.domains.fund.model_eval import fund_rows, model_evaluations
-from evaluator.domains.fund.reference import reference_json
-from evaluator.domains.fund.report import report_schema, summary_schema
-from evaluator.domains.fund.task import load_evaluation, parse_source
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.reports.batch import write_reports
+from evaluator.domains.fund.reports.report import report_schema, summary_schema
+from evaluator.domains.fund.task.dataset import load_evaluation, parse_source
+from evaluator.domains.fund.task.model_eval import fund_rows, model_evaluations
+from evaluator.domains.fund.task.reference import reference_json
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.scoring import score_rows
-from evaluator.methodology.schemas import schema_problems
 
 
 def _reports(folder: Path) -> dict[str, dict[str, Any]]:

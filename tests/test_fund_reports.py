@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.batch import report_names, write_reports
-from evaluator.domains.fund.engine import evaluate_universe
-from evaluator.domains.fund.report import report_schema, summary_schema
-from evaluator.domains.fund.sample import generate_sample
-from evaluator.methodology.schemas import schema_problems
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.data.sample import generate_sample
+from evaluator.domains.fund.engine.engine import evaluate_universe
+from evaluator.domains.fund.reports.batch import report_names, write_reports
+from evaluator.domains.fund.reports.report import report_schema, summary_schema
 
 runner = CliRunner()
 
@@ -102,7 +102,7 @@ def test_generated_file_round_trips_through_the_cli(tmp_path: Path) -> None:
     assert all(schema_problems(d, report_schema()) == [] for d in reports.values())
     # the same universe evaluated in memory gives the same grades
     sample = generate_sample(funds=40, years=4, realistic=True)
-    from evaluator.domains.fund.loaders import benchmark_from_table, read_navs_frame, series_from_frame
+    from evaluator.domains.fund.data.loaders import benchmark_from_table, read_navs_frame, series_from_frame
 
     navs, issues, meta, _, _, adjustments = read_navs_frame(sample.rows)
     bench_levels = benchmark_from_table(series_from_frame(sample.benchmark, "b"))
@@ -172,7 +172,7 @@ def test_fund_codes_cannot_escape_the_folder(tmp_path: Path) -> None:
 
 def test_one_unwritable_report_does_not_stop_the_batch(tmp_path: Path) -> None:
     sample = generate_sample(funds=20, years=4)
-    from evaluator.domains.fund.loaders import navs_from_frame
+    from evaluator.domains.fund.data.loaders import navs_from_frame
 
     navs, issues, meta, _, _ = navs_from_frame(sample.rows)
     ev = evaluate_universe(navs, meta, issues=issues)

@@ -17,8 +17,8 @@ from typing import Any
 import fund_rationales as w
 import pytest
 
-from evaluator.domains.fund.reasoning import reasoning_breakdown
-from evaluator.domains.fund.rewards import build_reward_functions, load_facts
+from evaluator.domains.fund.task.reasoning import reasoning_breakdown
+from evaluator.domains.fund.task.rewards import build_reward_functions, load_facts
 from evaluator.domains.registry import get_pack
 
 PACK = get_pack("fund")

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.domains.fund.engine import NOT_RATED, OK, evaluate_universe
-from evaluator.domains.fund.total_return import Adjustments, total_return_levels
+from evaluator.domains.fund.engine.engine import NOT_RATED, OK, evaluate_universe
+from evaluator.domains.fund.engine.total_return import Adjustments, total_return_levels
 
 END = pd.Timestamp("2025-06-30")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.core.schemas import SchemaError, load_schema, schema_problems
 from evaluator.domains.gsm8k.pack import GSM8KPack, load_rubric, validate_rubric
 from evaluator.domains.registry import get_pack
-from evaluator.methodology.schemas import SchemaError, load_schema, schema_problems
 
 PACK = get_pack("gsm8k")
 

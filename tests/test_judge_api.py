@@ -16,8 +16,8 @@ from arith_pack import ArithmeticPack
 from chat_server import ChatServer, running_chat_server
 from transformers import TrainerState
 
-from evaluator.methodology.outputs import read_jsonl
-from evaluator.methodology.schemas import load_schema, schema_problems
+from evaluator.core.outputs import read_jsonl
+from evaluator.core.schemas import load_schema, schema_problems
 from evaluator.training.judges import JudgeReward, build_judge_reward
 
 KEY = "sk-test-9f8e7d6c5b4a3f2e1d"

@@ -9,8 +9,8 @@ import pytest
 from arith_pack import ArithmeticPack
 from transformers import TrainerState
 
-from evaluator.methodology.outputs import read_jsonl
-from evaluator.methodology.schemas import load_schema, schema_problems
+from evaluator.core.outputs import read_jsonl
+from evaluator.core.schemas import load_schema, schema_problems
 from evaluator.training.judges import build_judge_reward
 from evaluator.training.judges.local import LocalJudge
 

@@ -114,8 +114,8 @@ def test_children_are_guarded_against_relaunching(monkeypatch: pytest.MonkeyPatc
 def test_device_map_and_4bit_storage_follow_the_launch(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from evaluator.training.distributed import cuda_device_map
-    from evaluator.training.models import bnb_config
+    from evaluator.models.loading import bnb_config
+    from evaluator.models.placement import cuda_device_map
 
     for var in ("ACCELERATE_USE_FSDP", "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_DEEPSPEED_ZERO_STAGE"):
         monkeypatch.delenv(var, raising=False)

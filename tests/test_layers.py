@@ -1,7 +1,8 @@
 """Proof that a pack is one folder: imports only go down the layers, and generic code never names a pack.
 
-Layers: app → training / evaluation → domains → methodology. ``training/`` and ``evaluation/`` reach packs only
-through ``evaluator.domains.base`` and ``evaluator.domains.registry``. Pack names may appear in
+Layers: app → training / evaluation → models → domains → methodology → core. ``training/`` and ``evaluation/``
+never import each other (training receives the harness as a function) and, like ``models/``, reach packs only
+through ``evaluator.domains.base`` and ``evaluator.domains.registry``. Pack names may appear in ``models/``,
 ``training/`` and ``evaluation/`` only in comments and docstrings; ``methodology/`` never refers to a pack by
 its name, module or folder; outside its own folder, ko-grammar is named only by the registry and the package
 list (and its own tests and docs).
@@ -16,9 +17,20 @@ import tokenize
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-LAYER = {"methodology": 0, "domains": 1, "training": 2, "evaluation": 2, "app": 3}
+LAYER = {"core": 0, "methodology": 1, "domains": 2, "models": 3, "training": 4, "evaluation": 4, "app": 5}
+SIBLINGS = {"training": "evaluation", "evaluation": "training"}
+GENERIC = ("models", "training", "evaluation")
 GENERIC_DOMAINS = {"evaluator.domains", "evaluator.domains.base", "evaluator.domains.registry"}
-PACK_NAME = re.compile(r"(?<![A-Za-z0-9])(gsm8k|fund|ko_grammar|ko-grammar)(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def pack_folders() -> list[str]:
+    """Every pack: a folder of ``domains/`` holding an ``__init__.py`` (a new pack is covered without edits)."""
+    return sorted(p.parent.name for p in (REPO / "domains").glob("*/__init__.py"))
+
+
+PACKS = pack_folders()
+_NAMES = sorted({n for p in PACKS for n in (p, p.replace("_", "-"))}, key=len, reverse=True)
+PACK_NAME = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, _NAMES)) + r")(?![A-Za-z0-9])", re.IGNORECASE)
 KO_GRAMMAR = re.compile(r"ko[-_]grammar|KoGrammar", re.IGNORECASE)
 
 
@@ -45,7 +57,9 @@ def layer_violations(top: str) -> list[str]:
             where = f"{path.relative_to(REPO)}:{lineno} imports {module}"
             if target in LAYER and LAYER[target] > LAYER[top]:
                 bad.append(f"{where} (a higher layer)")
-            elif top in ("training", "evaluation") and target == "domains" and not any(
+            elif SIBLINGS.get(top) == target:
+                bad.append(f"{where} (a sibling floor; pass a function in instead)")
+            elif top in GENERIC and target == "domains" and not any(
                 module == g for g in GENERIC_DOMAINS
             ):
                 bad.append(f"{where} (a pack; use the registry)")
@@ -60,6 +74,20 @@ def test_the_layer_check_sees_a_violation(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
     sample.write_text("def f():\n    from evaluator.domains.fund.pack import FundPack\n", encoding="utf-8")
     assert imported_modules(sample) == [(2, "evaluator.domains.fund.pack")]
+
+
+def test_every_pack_is_covered_by_the_name_check() -> None:
+    assert {"gsm8k", "fund", "ko_grammar"} <= set(PACKS)
+    assert all(PACK_NAME.search(name) for name in PACKS)
+    from evaluator.domains.registry import pack_names
+
+    assert {n.replace("-", "_") for n in pack_names()} <= set(PACKS)
+
+
+def test_core_imports_nothing_of_the_project_and_siblings_stay_apart() -> None:
+    assert [m for p in python_files("core") for _, m in imported_modules(p) if not m.startswith("evaluator.core")] == []
+    assert not any("evaluator.evaluation" in m for p in python_files("training") for _, m in imported_modules(p))
+    assert not any("evaluator.training" in m for p in python_files("evaluation") for _, m in imported_modules(p))
 
 
 def code_tokens(path: Path) -> list[tuple[int, str]]:
@@ -93,7 +121,7 @@ def names_a_pack(text: str) -> bool:
 def test_training_and_evaluation_name_no_pack_in_code() -> None:
     hits = [
         f"{path.relative_to(REPO)}:{line}: {text[:60]}"
-        for top in ("training", "evaluation")
+        for top in GENERIC
         for path in python_files(top)
         for line, text in code_tokens(path)
         if PACK_NAME.search(text)
@@ -106,7 +134,8 @@ def test_methodology_names_no_pack_in_code() -> None:
     must not do is refer to the pack (its name, module or folder)."""
     hits = [
         f"{path.relative_to(REPO)}:{line}: {text[:60]}"
-        for path in python_files("methodology")
+        for top in ("methodology", "core")
+        for path in python_files(top)
         for line, text in code_tokens(path)
         if names_a_pack(text)
     ]
@@ -121,7 +150,7 @@ def test_the_name_check_ignores_docstrings_and_comments_but_not_code(tmp_path: P
     assert [t for _, t in code_tokens(sample) if PACK_NAME.search(t)] == ['"runs/gsm8k"']
 
 
-ALLOWED_KO_GRAMMAR = {"domains/registry.py", "pyproject.toml"}
+ALLOWED_KO_GRAMMAR = {"domains/registry.py"}
 
 
 def tracked_files() -> list[Path]:

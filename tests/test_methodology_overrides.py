@@ -14,7 +14,7 @@ from pdfminer.pdftypes import resolve1
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
-from evaluator.domains.fund.engine import NOT_RATED, OK, evaluate_universe
+from evaluator.domains.fund.engine.engine import NOT_RATED, OK, evaluate_universe
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.methodology.pdf_ingest import ingest_with_report
 from evaluator.methodology.pdf_render import render_pdf_bytes

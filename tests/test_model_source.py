@@ -19,13 +19,13 @@ from typing import ClassVar
 import pytest
 from conftest import run_cli
 
-from evaluator.training.model_source import (
+from evaluator.models.loading import load_model, load_tokenizer, model_source
+from evaluator.models.source import (
     ModelNotAvailable,
     hub_unreachable_reason,
     locate,
     looks_like_path,
 )
-from evaluator.training.models import load_model, load_tokenizer, model_source
 
 FAST_S = 5.0
 

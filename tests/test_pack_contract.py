@@ -108,7 +108,7 @@ class _NewCorpus(GSM8KPack):
 
 def test_a_new_pack_changes_the_tiny_tokenizer_cache_key() -> None:
     from evaluator.domains.registry import corpus_fingerprint
-    from evaluator.training.models import tiny_corpus, tiny_dir
+    from evaluator.models.loading import tiny_corpus, tiny_dir
 
     before = tiny_dir("tiny")
     assert before.name == f"tiny-{corpus_fingerprint(tiny_corpus())}"

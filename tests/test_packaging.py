@@ -1,25 +1,25 @@
-"""The explicit package list in pyproject.toml covers every package folder, so no pack is half-installed."""
+"""setup.py installs every package folder under the floors, so no pack is half-installed and a new one needs no lines."""
 
 from __future__ import annotations
 
+import os
+import runpy
+import shutil
 from pathlib import Path
+from typing import Any
 
-import tomllib
+import setuptools
 
 REPO = Path(__file__).resolve().parents[1]
-TOP = ("app", "methodology", "domains", "training", "evaluation")
-
-
-def _declared() -> tuple[set[str], dict[str, str]]:
-    doc = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    tool = doc["tool"]["setuptools"]
-    return set(tool["packages"]), dict(tool["package-dir"])
+TOP = ("app", "core", "models", "methodology", "domains", "training", "evaluation")
 
 
 def package_folders(root: Path = REPO) -> set[str]:
-    """``evaluator.<dotted path>`` of every folder holding an ``__init__.py`` under the five top folders."""
+    """``evaluator.<dotted path>`` of every folder holding an ``__init__.py`` under the top folders."""
     found = set()
     for top in TOP:
+        if not (root / top).is_dir():
+            continue
         for init in (root / top).rglob("__init__.py"):
             rel = init.parent.relative_to(root)
             if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
@@ -28,29 +28,37 @@ def package_folders(root: Path = REPO) -> set[str]:
     return found
 
 
-def missing_packages(root: Path = REPO) -> list[str]:
-    packages, dirs = _declared()
-    problems = [f"{name} is not in [tool.setuptools] packages" for name in sorted(package_folders(root) - packages)]
-    for name in sorted(packages):
-        folder = dirs.get(name)
-        if folder is None:
-            problems.append(f"{name} has no [tool.setuptools.package-dir] entry")
-        elif folder != name.removeprefix("evaluator.").replace(".", "/"):
-            problems.append(f"{name} maps to {folder}, not its own folder")
-    return problems
+def discovered(root: Path) -> set[str]:
+    """The package list setup.py hands to setuptools, run in ``root`` as a build would."""
+    seen: dict[str, Any] = {}
+    cwd, real = os.getcwd(), setuptools.setup
+    try:
+        os.chdir(root)
+        setuptools.setup = lambda **kwargs: seen.update(kwargs)
+        runpy.run_path(str(root / "setup.py"))
+    finally:
+        setuptools.setup = real
+        os.chdir(cwd)
+    assert seen["package_dir"] == {"evaluator": "."}
+    return set(seen["packages"])
 
 
-def test_every_package_folder_is_listed() -> None:
-    assert missing_packages() == []
+def test_every_package_folder_is_installed() -> None:
+    found = discovered(REPO)
+    assert package_folders() - found == set()
+    assert {"evaluator.domains.fund.engine", "evaluator.models", "evaluator.core"} <= found
+    assert not any(name.startswith(("evaluator.tests", "evaluator.benchmarks")) for name in found)
 
 
-def test_a_new_pack_folder_that_is_not_listed_is_caught(tmp_path: Path) -> None:
+def test_a_new_pack_folder_is_found_without_editing_anything(tmp_path: Path) -> None:
+    shutil.copy(REPO / "setup.py", tmp_path / "setup.py")
     for top in TOP:
         (tmp_path / top).mkdir()
+        (tmp_path / top / "__init__.py").write_text("")
     pack = tmp_path / "domains" / "chess"
-    pack.mkdir()
+    (pack / "rules").mkdir(parents=True)
     (pack / "__init__.py").write_text("")
-    (tmp_path / "domains" / "__init__.py").write_text("")
-    assert package_folders(tmp_path) == {"evaluator.domains", "evaluator.domains.chess"}
-    packages, _ = _declared()
-    assert "evaluator.domains.chess" in package_folders(tmp_path) - packages
+    (pack / "rules" / "__init__.py").write_text("")
+    found = discovered(tmp_path)
+    assert {"evaluator.domains.chess", "evaluator.domains.chess.rules"} <= found
+    assert package_folders(tmp_path) <= found

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.training.architectures import (
+from evaluator.models.presets import PRESETS
+from evaluator.training.memory.architectures import (
     PRESET_ARCHS,
     ArchitectureError,
     arch_for,
     from_config_file,
 )
-from evaluator.training.presets import PRESETS
 
 
 def meta_counts(config) -> tuple[int, int]:
@@ -59,7 +59,7 @@ def test_published_sizes_are_recognisable() -> None:
 def test_tiny_models_read_from_their_config_json(name: str) -> None:
     from transformers import AutoConfig
 
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     arch = arch_for(name)
     total, _ = meta_counts(AutoConfig.from_pretrained(ensure_tiny(name)))

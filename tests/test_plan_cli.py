@@ -8,10 +8,10 @@ from pathlib import Path
 import yaml
 from conftest import run_cli
 
-from evaluator.methodology.schemas import load_schema, schema_problems
-from evaluator.training.memory_plan import GIB
+from evaluator.core.schemas import load_schema, schema_problems
+from evaluator.training.memory.plan import GIB
 
-SCHEMA = load_schema("evaluator.training", "memory_plan.schema.json")
+SCHEMA = load_schema("evaluator.training.memory", "memory_plan.schema.json")
 
 
 def plan_json(*args: str) -> dict:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.training import memory_costs as mc
-from evaluator.training.architectures import PRESET_ARCHS, arch_for
 from evaluator.training.config import TrainConfig
-from evaluator.training.memory_plan import (
+from evaluator.training.memory import costs as mc
+from evaluator.training.memory.architectures import PRESET_ARCHS, arch_for
+from evaluator.training.memory.plan import (
     GIB,
     OOM_ADVICE,
     JudgeSettings,
@@ -33,7 +33,7 @@ def tiny_4bit(tiny_model_dir: Path):
     from peft import prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM
 
-    from evaluator.training.models import bnb_config, disable_cpu_4bit_repack
+    from evaluator.models.loading import bnb_config, disable_cpu_4bit_repack
 
     model = AutoModelForCausalLM.from_pretrained(
         tiny_model_dir, quantization_config=bnb_config("bfloat16"), dtype=torch.bfloat16, device_map="cpu"

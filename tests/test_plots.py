@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from evaluator.domains.fund.plots import Fund, choose_period, load_funds, plot_fund_batch
+from evaluator.core.outputs import OutputExistsError
+from evaluator.core.plotting import cjk_font, label, new_figure, romanise, save_png, smooth, style
+from evaluator.domains.fund.reports.plots import Fund, choose_period, load_funds, plot_fund_batch
 from evaluator.evaluation.compare import compare_reports
 from evaluator.evaluation.plots import (
     NothingToPlotError,
@@ -22,11 +24,9 @@ from evaluator.evaluation.plots import (
     plot_eval_pair,
     plot_training,
 )
-from evaluator.evaluation.plots_common import cjk_font, label, new_figure, romanise, save_png, smooth, style
 from evaluator.evaluation.plots_eval import paired_result
 from evaluator.evaluation.plots_training import load_metrics
 from evaluator.evaluation.report import finalize_report, write_report
-from evaluator.methodology.outputs import OutputExistsError
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -376,9 +376,9 @@ def test_fund_batch_without_metrics_or_reports_degrades(tmp_path: Path) -> None:
 def test_a_batch_written_by_the_fund_engine_is_plotted_and_its_summaries_agree(tmp_path: Path) -> None:
     from collections import Counter
 
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.engine import evaluate_universe
-    from evaluator.domains.fund.sample import sample_universe
+    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.engine.engine import evaluate_universe
+    from evaluator.domains.fund.reports.batch import write_reports
 
     u = sample_universe(funds=40)
     evaluation = evaluate_universe(
@@ -400,7 +400,7 @@ def test_a_batch_written_by_the_fund_engine_is_plotted_and_its_summaries_agree(t
 
 
 def test_peer_group_names_are_romanised_without_a_hangul_font() -> None:
-    from evaluator.domains.fund.plots import label as fund_label
+    from evaluator.domains.fund.reports.plots import label as fund_label
 
     assert romanise("부동산형") == "Budongsanhyeong"
     assert romanise("ETF 국내") == "ETF guknae"  # letter by letter, no sound changes

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
+from evaluator.core.schemas import schema_problems
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.report import report_schema, samples_schema
-from evaluator.methodology.schemas import schema_problems
 
 R = "<reasoning>\nShe buys 3 bags of 6, so 3 * 6 = 18.\n</reasoning>\n"
 T = "<THINK>\n3 * 6 = 18\n</THINK>\n"

@@ -188,8 +188,8 @@ def test_serving_a_database_that_was_never_upgraded_is_refused(tmp_path: Path) -
 
 
 def test_model_evaluations_are_stored_with_the_batch(db_url: str, report_folders: dict[str, Path], tmp_path: Path) -> None:
-    from evaluator.domains.fund.report import report_schema, summary_schema
-    from evaluator.methodology.schemas import schema_problems
+    from evaluator.core.schemas import schema_problems
+    from evaluator.domains.fund.reports.report import report_schema, summary_schema
 
     folder = _copy(report_folders[AS_OF_LATE], tmp_path)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))

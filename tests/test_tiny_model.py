@@ -36,7 +36,7 @@ def test_build_tiny_cli_builds_loadable_model_and_refuses_silent_rebuild(tmp_pat
 def test_demo_tokenizer_splits_digits(tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
-    from evaluator.training.models import ensure_tiny
+    from evaluator.models.loading import ensure_tiny
 
     path = ensure_tiny("tiny-demo", tmp_path / "demo")
     tok = AutoTokenizer.from_pretrained(path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluator.methodology.outputs import append_jsonl_rows, atomic_write_json, atomic_write_jsonl, dumps
+from evaluator.core.outputs import append_jsonl_rows, atomic_write_json, atomic_write_jsonl, dumps
 from evaluator.training.algorithms import algorithm_record, trl_args
 from evaluator.training.config import ConfigError, TrainConfig, load_config
 from evaluator.training.prompt_stream import PromptStream, streamed_dataset

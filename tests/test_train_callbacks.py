@@ -87,7 +87,7 @@ def test_best_adapter_saved_on_each_new_best_only_and_loadable(policy, tiny_mode
 
 
 def test_append_jsonl_rows_one_line_each_and_nothing_for_none(tmp_path: Path) -> None:
-    from evaluator.methodology.outputs import append_jsonl, append_jsonl_rows, read_jsonl
+    from evaluator.core.outputs import append_jsonl, append_jsonl_rows, read_jsonl
 
     path = tmp_path / "sub" / "completions.jsonl"
     append_jsonl_rows(path, [])

@@ -143,7 +143,7 @@ def test_4bit_gradients_survive_an_eval_forward(tiny_model_dir: Path) -> None:
     import torch
     from peft import LoraConfig, get_peft_model
 
-    from evaluator.training.models import load_model
+    from evaluator.models.loading import load_model
 
     def lora_grads(eval_first: bool) -> dict[str, torch.Tensor]:
         model, tok, _ = load_model(str(tiny_model_dir), quantize="4bit")

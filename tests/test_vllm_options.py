@@ -16,8 +16,8 @@ def _cfg(**kw) -> TrainConfig:
 
 
 def _grpo_config(cfg: TrainConfig, tmp_path: Path):
+    from evaluator.models.loading import Precision
     from evaluator.training.grpo import grpo_args
-    from evaluator.training.models import Precision
     from evaluator.training.run_setup import LoadedPolicy
 
     policy = LoadedPolicy(None, None, Precision("cpu", "float32", False, False), "adamw_torch", False)
@@ -75,7 +75,7 @@ def test_trl_detects_4bit_students_by_linear4bit_layers(tiny_model_dir: Path) ->
     import bitsandbytes as bnb
     import trl.generation.vllm_generation as vg
 
-    from evaluator.training.models import load_model
+    from evaluator.models.loading import load_model
 
     assert "bnb.nn.Linear4bit" in Path(vg.__file__).read_text() and '"bitsandbytes"' in Path(vg.__file__).read_text()
     model, _, _ = load_model(str(tiny_model_dir), quantize="4bit", device="cpu")
@@ -108,8 +108,8 @@ def test_vllm_extra_is_pinned_to_trls_window() -> None:
 
 
 def test_planner_counts_the_colocated_vllm_share() -> None:
-    from evaluator.training.architectures import arch_for
-    from evaluator.training.memory_plan import GIB, estimate, settings_for_train_config
+    from evaluator.training.memory.architectures import arch_for
+    from evaluator.training.memory.plan import GIB, estimate, settings_for_train_config
 
     total = 48 * GIB
     base = estimate(arch_for("qwen3-0.6b"), settings_for_train_config(_cfg(model="qwen3-0.6b"), gpu_total_bytes=total))

@@ -11,7 +11,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from evaluator.methodology.outputs import append_jsonl
+from evaluator.core.outputs import append_jsonl
 from evaluator.training.distributed import any_rank
 from evaluator.training.run_setup import save_model_atomically
 

@@ -399,7 +399,7 @@ def _check_pack_fields(cfg: TrainConfig) -> None:
 
 def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:
     """Write the resolved config (plus hardware decisions) as YAML, atomically."""
-    from evaluator.methodology.outputs import atomic_write_text
+    from evaluator.core.outputs import atomic_write_text
 
     doc = cfg.to_dict()
     if resolved:

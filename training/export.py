@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from evaluator.methodology.outputs import OutputExistsError
+from evaluator.core.outputs import OutputExistsError
 from evaluator.training.run_setup import TrainingError, full_model_dir
 
 DTYPES = {"bf16": "bfloat16", "fp32": "float32"}
@@ -74,7 +74,7 @@ def merge_run(run_dir: Path, out: Path, *, adapter: str = "final", dtype: str = 
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from evaluator.training.models import _from_pretrained, load_tokenizer, model_source
+    from evaluator.models.loading import _from_pretrained, load_tokenizer, model_source
 
     if dtype not in DTYPES:
         raise ExportError(f"--dtype must be bf16 or fp32, not {dtype!r}")
@@ -115,7 +115,7 @@ def _trained_4bit(run_dir: Path) -> bool:
 
 def check_push(repo: str) -> None:
     """Before merging: refuse an upload that cannot happen (offline, no token, malformed repo id)."""
-    from evaluator.training.model_source import offline_requested
+    from evaluator.models.source import offline_requested
 
     parts = repo.split("/")
     if len(parts) != 2 or not all(parts) or any(c.isspace() for c in repo):

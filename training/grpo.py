@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.outputs import append_jsonl_rows, atomic_write_json
 from evaluator.domains.base import DomainPack, RewardFn, completion_text
 from evaluator.domains.registry import get_pack
-from evaluator.methodology.outputs import append_jsonl_rows, atomic_write_json
+from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.algorithms import algorithm_record
 from evaluator.training.callbacks import (
     BestAdapterSaver,
@@ -23,14 +24,13 @@ from evaluator.training.callbacks import (
     SaveLastStep,
     StepTimer,
 )
-from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
-from evaluator.training.held_out import HeldOutEval
+from evaluator.training.held_out import HeldOutEval, PolicyGrader
+from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.mixing import is_mixed, mixed_dataset, mixed_rewards, pack_names
 from evaluator.training.monitor import HeldOutMonitor
-from evaluator.training.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.resume import prepare_resume
 from evaluator.training.run_setup import (
     TrainingError,
@@ -179,13 +179,20 @@ def prompt_key(prompt: Any) -> str:
     return str(prompt)
 
 
-def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, console: Any) -> HeldOutMonitor | None:
+def held_out_monitor(
+    cfg: TrainConfig, pack: DomainPack, style: str | None, console: Any, grader: PolicyGrader | None
+) -> HeldOutMonitor | None:
     """The in-training evaluation asked for by ``eval_every`` (None when off); its slice is built now."""
     if cfg.eval_every is None:
         return None
+    if grader is None:
+        raise TrainingError(
+            "--eval-every needs a policy grader: pass grade_policy= (evaluator.evaluation.policy.grade_policy)"
+        )
     try:
         held_out = HeldOutEval.build(
             pack,
+            grader,
             data=cfg.data,
             split=cfg.eval_split,
             limit=cfg.eval_limit,
@@ -203,12 +210,18 @@ def held_out_monitor(cfg: TrainConfig, pack: DomainPack, style: str | None, cons
 
 
 def train(
-    cfg: TrainConfig, *, console: Any = None, progress: bool = True, callbacks: tuple[Any, ...] = ()
+    cfg: TrainConfig,
+    *,
+    console: Any = None,
+    progress: bool = True,
+    callbacks: tuple[Any, ...] = (),
+    grade_policy: PolicyGrader | None = None,
 ) -> dict[str, Any]:
     """Run GRPO as configured; returns the run summary (also written to ``run_summary.json``).
 
     ``callbacks`` are extra ``TrainerCallback``s, called after the run's own (the overhead benchmark stamps
-    steps with the same one on both sides).
+    steps with the same one on both sides). ``grade_policy`` grades the live policy for ``eval_every``
+    (the evaluation harness, handed in by the caller so training never imports evaluation).
     """
     import datasets
 
@@ -240,7 +253,7 @@ def train(
         judge = build_judge_reward(spec, pack, out)
         names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
 
-    monitor = held_out_monitor(cfg, pack, style, console)  # its slice is built before the model loads
+    monitor = held_out_monitor(cfg, pack, style, console, grade_policy)  # its slice is built before the model loads
     if monitor is not None and resumed is not None:
         monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
     policy = load_policy(cfg)

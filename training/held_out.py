@@ -5,7 +5,10 @@ exactly as a later ``evaluator eval`` would: same pack grader, same prompt rende
 The held-out slice is built once (the first ``limit`` rows of ``split``) and reused at every point, so
 the figures along a run are comparable with each other.
 
-Train mode: ``Generator.generate`` switches the policy to eval mode for the forward passes and back to
+Training never imports the evaluation floor: the caller (the CLI, the demo, an experiment) hands in a
+``PolicyGrader``, in practice :func:`evaluator.evaluation.policy.grade_policy`, the harness itself.
+
+Train mode: the harness's generator switches the policy to eval mode for the forward passes and back to
 train mode afterwards; before the first forward, ``Generator`` turns off bitsandbytes' CPU repack of
 4-bit weights, which would otherwise corrupt the LoRA gradients of every later training step.
 """
@@ -13,11 +16,30 @@ train mode afterwards; before the first forward, ``Generator`` turns off bitsand
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from evaluator.domains.base import DomainPack
 
 EVAL_KEYS = ("eval/accuracy", "eval/format_rate")
+
+
+class PolicyGrader(Protocol):
+    """Grades a live policy on fixed rows and returns an evaluation report (the harness's document)."""
+
+    def __call__(
+        self,
+        pack: DomainPack,
+        model: Any,
+        tokenizer: Any,
+        rows: list[dict[str, Any]],
+        *,
+        split: str,
+        style: str | None,
+        language: str,
+        max_new_tokens: int,
+        batch_size: int,
+        seed: int,
+    ) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -25,6 +47,7 @@ class HeldOutEval:
     """A fixed held-out slice of the pack's data and the settings to grade a policy on it."""
 
     pack: DomainPack
+    grader: PolicyGrader
     rows: list[dict[str, Any]]
     style: str | None
     language: str
@@ -38,6 +61,7 @@ class HeldOutEval:
     def build(
         cls,
         pack: DomainPack,
+        grader: PolicyGrader,
         *,
         data: str | None,
         split: str,
@@ -54,25 +78,22 @@ class HeldOutEval:
         rows = rows[:limit]
         if not rows:
             raise ValueError(f"held-out split {split!r} of {pack.name} has no rows to evaluate on")
-        return cls(pack, rows, style, language, max_new_tokens, batch_size, seed, split)
+        return cls(pack, grader, rows, style, language, max_new_tokens, batch_size, seed, split)
 
     def run(self, model: Any, tokenizer: Any) -> dict[str, float | None]:
         """Grade ``model`` as it is now; returns ``eval/*`` figures with 95 % bootstrap CIs."""
-        from evaluator.evaluation.generate import Generator
-        from evaluator.evaluation.harness import evaluate
-
         was_training = bool(getattr(model, "training", False))
         try:
-            report = evaluate(
+            report = self.grader(
                 self.pack,
-                generator=Generator(model, tokenizer),
-                dataset=self.rows,
+                model,
+                tokenizer,
+                self.rows,
                 split=self.split,
-                temperature=0.0,
-                batch_size=self.batch_size,
-                max_new_tokens=self.max_new_tokens,
                 style=self.style,
                 language=self.language,
+                max_new_tokens=self.max_new_tokens,
+                batch_size=self.batch_size,
                 seed=self.seed,
             )
         finally:

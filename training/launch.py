@@ -144,8 +144,8 @@ def train_launched(cfg: TrainConfig, *, console: Any = None) -> dict[str, Any]:
 
     import torch
 
-    from evaluator.training.models import resolve_precision
-    from evaluator.training.oom import warn_if_plan_exceeds
+    from evaluator.models.loading import resolve_precision
+    from evaluator.training.memory.oom import warn_if_plan_exceeds
     from evaluator.training.run_setup import check_model_available, prepare_run_dir
     from evaluator.training.vllm_options import require_vllm
 

@@ -35,7 +35,7 @@ def probabilities(mix: list[float]) -> list[float]:
 
 def pack_rows(pack: DomainPack, cfg: Any, split: str, fmt: Any = None) -> Any:
     """One pack's rows as ``prompt, pack, payload`` (the prompt folded for the chat format when given)."""
-    from evaluator.training.chat_format import fold_dataset
+    from evaluator.models.chat_format import fold_dataset
 
     style = pack.check_style(cfg.style if cfg.style in pack.styles else None)
     data = pack.dataset(cfg.data if cfg.data and not is_mixed(cfg.domain) else None, split, style=style,
@@ -54,7 +54,7 @@ def mixed_dataset(cfg: Any, tokenizer: Any, split: str) -> Any:
     """The packs' rows interleaved by ``cfg.mix`` (seeded), every pack's prompts in its own chat format."""
     import datasets
 
-    from evaluator.training.chat_format import chat_format
+    from evaluator.models.chat_format import chat_format
 
     parts = []
     for name in pack_names(cfg.domain):
@@ -124,7 +124,7 @@ def mixed_sft_dataset(cfg: Any, tokenizer: Any) -> Any:
     """SFT pairs of every pack (reference solutions in each pack's format), interleaved by ``cfg.mix``."""
     import datasets
 
-    from evaluator.training.chat_format import chat_format
+    from evaluator.models.chat_format import chat_format
     from evaluator.training.sft import sft_dataset, with_chat_format
 
     parts = []

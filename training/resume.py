@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import atomic_write_text
+from evaluator.core.outputs import atomic_write_text
 from evaluator.training.callbacks import BEST_DIR, read_best
 
 ROW_FILES = ("metrics.jsonl", "completions.jsonl", "judge_evaluations.jsonl")

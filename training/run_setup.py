@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import OutputExistsError, dumps
+from evaluator.core.outputs import OutputExistsError, dumps
+from evaluator.models.loading import Precision, load_model
 from evaluator.training.config import TrainConfig, report_to
-from evaluator.training.models import Precision, load_model
 
 CHECKPOINT_PREFIX = "checkpoint-"
 
@@ -96,7 +96,7 @@ def starting_model(cfg: TrainConfig) -> tuple[str, TrainConfig, str, str]:
 
 def check_model_available(cfg: TrainConfig) -> None:
     """Fail within seconds, before a run folder or dataset is made, when the model cannot be loaded here."""
-    from evaluator.training.models import model_source
+    from evaluator.models.loading import model_source
 
     check_trackers(cfg)
     base, _, role, flag = starting_model(cfg)

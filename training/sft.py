@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.outputs import atomic_write_json
 from evaluator.domains.base import DomainPack
 from evaluator.domains.registry import get_pack
-from evaluator.methodology.outputs import atomic_write_json
+from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.callbacks import MetricsLogger, RichProgress, SaveLastStep, StepTimer
-from evaluator.training.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.run_setup import (
     TrainingError,

@@ -32,7 +32,7 @@ class ServeOptions:
 
 def resolved_model_path(model: str) -> str:
     """The folder (or hub id) that vLLM should load: presets, ``tiny`` and cached hub ids resolved locally."""
-    from evaluator.training.models import model_source
+    from evaluator.models.loading import model_source
 
     src, _ = model_source(model)
     return src.path

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from evaluator.app.demo import run_demo
-        from evaluator.methodology.outputs import OutputExistsError
+        from evaluator.core.outputs import OutputExistsError
 
         try:
             summary = run_demo(out, quick=quick, force=force, console=console, seed=seed)

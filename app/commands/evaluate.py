@@ -11,10 +11,10 @@ from evaluator.app.console import console, err_console, fail
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """Errors that mean bad input or a missing file, shown as one clean paragraph."""
+    from evaluator.core.outputs import OutputExistsError
+    from evaluator.core.schemas import SchemaError
     from evaluator.domains.base import PackError
     from evaluator.evaluation.generate import GenerationError
-    from evaluator.methodology.outputs import OutputExistsError
-    from evaluator.methodology.schemas import SchemaError
 
     return (
         PackError,
@@ -135,9 +135,9 @@ def register(app: typer.Typer) -> None:
         bertscore_layers: int = typer.Option(None, "--bertscore-layers", help=BERTSCORE_LAYERS_HELP),
     ) -> None:
         """Score completions that already exist — no model needed."""
+        from evaluator.core.outputs import ensure_new_file
         from evaluator.evaluation.predictions import score_predictions
         from evaluator.evaluation.report import render_report, write_report, write_samples
-        from evaluator.methodology.outputs import ensure_new_file
 
         _check_extract(extract)
         pack = _pack(domain, bertscore_model, bertscore_layers)
@@ -174,9 +174,9 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     ) -> None:
         """Paired comparison of two reports on the same items: delta, 95% CI, McNemar, flips."""
+        from evaluator.core.outputs import atomic_write_json, ensure_new_file
         from evaluator.evaluation.compare import compare_reports, render_comparison
         from evaluator.evaluation.harness import load_report
-        from evaluator.methodology.outputs import atomic_write_json, ensure_new_file
 
         if out is not None:
             _run(ensure_new_file, out, force=force)

@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
                 console.print(f"{status_of(job):8} {job.key:40} {job.kind:5} {job.digest()[:10]}")
             return
         out.mkdir(parents=True, exist_ok=True)
-        from evaluator.methodology.outputs import atomic_write_text
+        from evaluator.core.outputs import atomic_write_text
 
         atomic_write_text(out / SPEC_COPY, text)
         records = run_experiment(spec, out, jobs=jobs, log=console.print)

@@ -21,9 +21,9 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
     ) -> None:
         """Merge a LoRA adapter into its base and save model, tokenizer and chat template."""
-        from evaluator.methodology.outputs import OutputExistsError
+        from evaluator.core.outputs import OutputExistsError
+        from evaluator.models.source import ModelNotAvailable
         from evaluator.training.export import ExportError, check_push, merge_run, push_folder
-        from evaluator.training.model_source import ModelNotAvailable
 
         if not merge:
             fail("export writes a merged model: pass --merge (the adapter alone is already in the run folder)")

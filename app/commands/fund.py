@@ -18,8 +18,8 @@ fund_app = typer.Typer(
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from evaluator.domains.fund.readers import DataError
-    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.core.outputs import OutputExistsError
+    from evaluator.domains.fund.data.readers import DataError
     from evaluator.methodology.rubric import RubricError
 
     return (DataError, RubricError, OutputExistsError)
@@ -36,7 +36,7 @@ def _check_out_dir(out: Path, force: bool) -> None:
 def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     from rich.table import Table
 
-    from evaluator.domains.fund.report import grade_distribution
+    from evaluator.domains.fund.reports.report import grade_distribution
 
     table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
     for col in ("유형", "1", "2", "3", "4", "5", "not rated", "error", "total"):
@@ -174,7 +174,7 @@ def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[s
     """Every rated fund through the evaluation harness (one model load, batched) and the pack's own grader."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evaluator.domains.fund.model_eval import fund_rows, model_evaluations
+    from evaluator.domains.fund.task.model_eval import fund_rows, model_evaluations
     from evaluator.domains.registry import get_pack
     from evaluator.evaluation.generate import GenerationError, Generator
     from evaluator.evaluation.harness import evaluate
@@ -235,11 +235,11 @@ def _run_evaluate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from evaluator.app.storage.provenance import provenance
-    from evaluator.domains.fund.batch import write_reports
-    from evaluator.domains.fund.evaluate import evaluate_loaded
-    from evaluator.domains.fund.loaders import load_universe
+    from evaluator.domains.fund.data.loaders import load_universe
+    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+    from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
-    from evaluator.domains.fund.sample import sample_universe
 
     try:
         when = pd.Timestamp(as_of) if as_of else None
@@ -335,7 +335,7 @@ def generate_sample_cmd(
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
 ) -> None:
     """Write the synthetic Korean fund universe (KOFIA-style long NAV file + benchmark per 유형)."""
-    from evaluator.domains.fund.sample import generate_sample, write_sample
+    from evaluator.domains.fund.data.sample import generate_sample, write_sample
 
     if out.suffix.lower() not in (".csv", ".parquet", ".xlsx"):
         fail(f"--out must end in .csv, .parquet or .xlsx, not {out.suffix or '(no suffix)'}")

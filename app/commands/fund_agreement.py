@@ -68,14 +68,14 @@ def agreement(
     """Compare the engine's grades (and `model_evaluation` grades) with the analysts': exact and within-one
     agreement, quadratic-weighted κ with a bootstrap CI, confusion matrix, largest disagreements, and the
     analysts' agreement with each other as the ceiling."""
-    from evaluator.domains.fund.agreement_io import read_experts
-    from evaluator.domains.fund.agreement_report import agreement_schema, build_agreement, csv_rows, fund_rows
-    from evaluator.domains.fund.agreement_reports import read_batch
-    from evaluator.domains.fund.readers import DataError
+    from evaluator.core.outputs import OutputExistsError, atomic_write_json, atomic_write_text
+    from evaluator.core.schemas import validate_or_raise
+    from evaluator.domains.fund.agreement.io import read_experts
+    from evaluator.domains.fund.agreement.report import agreement_schema, build_agreement, csv_rows, fund_rows
+    from evaluator.domains.fund.agreement.reports import read_batch
+    from evaluator.domains.fund.data.readers import DataError
     from evaluator.domains.fund.rubric import resolve_rubric
-    from evaluator.methodology.outputs import OutputExistsError, atomic_write_json, atomic_write_text
     from evaluator.methodology.rubric import RubricError
-    from evaluator.methodology.schemas import validate_or_raise
 
     if by is not None and by.strip().lower() not in BY_TYPE:
         fail(escape(f"--by accepts 유형 (or type), not {by!r}"))
@@ -117,9 +117,9 @@ def agreement(
 
 
 def _draw(doc: dict[str, Any], overall: Path, by_type: Path | None) -> None:
-    from evaluator.domains.fund.agreement_plot import by_type_figure, confusion_figure
-    from evaluator.domains.fund.plots import label
-    from evaluator.methodology.plotting import cjk_font, save_png, style
+    from evaluator.core.plotting import cjk_font, save_png, style
+    from evaluator.domains.fund.agreement.plot import by_type_figure, confusion_figure
+    from evaluator.domains.fund.reports.plots import label
 
     hangul = cjk_font() is not None
     with style():

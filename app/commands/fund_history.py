@@ -51,12 +51,12 @@ def history(
     """
     from evaluator.app.commands.db import prepare_store, store_report_folder
     from evaluator.app.commands.fund import _check_out_dir, _expected_errors, _print_inputs
-    from evaluator.domains.fund.history import as_of_dates, parse_month, run_history
-    from evaluator.domains.fund.history_io import LATEST, write_history
-    from evaluator.domains.fund.loaders import load_universe
-    from evaluator.domains.fund.readers import DataError
+    from evaluator.domains.fund.data.loaders import load_universe
+    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.history.io import LATEST, write_history
+    from evaluator.domains.fund.history.run import as_of_dates, parse_month, run_history
     from evaluator.domains.fund.rubric import resolve_rubric
-    from evaluator.domains.fund.sample import sample_universe
 
     if (data is None) == (not sample):
         fail("give either a DATA file or --sample (not both)")
@@ -129,10 +129,10 @@ def backtest(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing backtest.json and plots."),
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
-    from evaluator.domains.fund.backtest import backtest as run_backtest
-    from evaluator.domains.fund.backtest_plot import PNG_NAMES, plan_backtest
-    from evaluator.domains.fund.readers import DataError
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
+    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.history.backtest import backtest as run_backtest
+    from evaluator.domains.fund.history.backtest_plot import PNG_NAMES, plan_backtest
 
     if by is not None and by.strip() not in ("유형", "type"):
         fail(escape(f"--by accepts 유형 (or type), not {by!r}"))

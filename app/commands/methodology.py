@@ -54,7 +54,7 @@ def render(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write the methodology as a Korean PDF: text, a criteria/weights table and a grade-band table."""
-    from evaluator.methodology.outputs import OutputExistsError
+    from evaluator.core.outputs import OutputExistsError
     from evaluator.methodology.pdf_render import render_pdf
 
     doc = _rubric_or_default(rubric)
@@ -117,7 +117,7 @@ def ingest(
     """Read a methodology PDF into a rubric; exit 1 listing exactly what is missing or ambiguous, and where."""
     from rich.markup import escape
 
-    from evaluator.methodology.outputs import OutputExistsError, atomic_write_json, ensure_new_file
+    from evaluator.core.outputs import OutputExistsError, atomic_write_json, ensure_new_file
     from evaluator.methodology.pdf_ingest import IngestError, ingest_with_report
 
     try:
@@ -159,8 +159,8 @@ def export(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write the built-in sample methodology's rubric, as a starting point for your own."""
+    from evaluator.core.outputs import OutputExistsError, atomic_write_json, ensure_new_file
     from evaluator.domains.fund.rubric import default_rubric
-    from evaluator.methodology.outputs import OutputExistsError, atomic_write_json, ensure_new_file
 
     try:
         atomic_write_json(ensure_new_file(out, force=force), default_rubric())

@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         """Build a tiny Qwen3ForCausalLM + byte-level BPE tokenizer offline and save them."""
         import shutil
 
-        from evaluator.training.models import TINY_NAMES, ensure_tiny, tiny_dir
+        from evaluator.models.loading import TINY_NAMES, ensure_tiny, tiny_dir
 
         if kind not in TINY_NAMES:
             fail(f"--kind must be one of {', '.join(TINY_NAMES)}")
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         """List the model presets, their hub ids, and what happens to their chat template (automatically)."""
         from rich.table import Table
 
-        from evaluator.training.presets import PRESETS
+        from evaluator.models.presets import PRESETS
 
         table = Table(box=None, caption="chat templates are handled automatically (see README)")
         table.add_column("preset", no_wrap=True)

@@ -22,7 +22,7 @@ def load_train_config(config: Path | None, overrides: dict[str, Any]) -> tuple[A
     import yaml
 
     from evaluator.training.config import TrainConfig, load_config
-    from evaluator.training.memory_plan import required_grad_accum
+    from evaluator.training.memory.plan import required_grad_accum
 
     note = None
     from_yaml = False
@@ -53,7 +53,7 @@ def print_plan(
     """The plan as a Rich table, the verdict against the GPU, and the checklist fixes."""
     from rich.table import Table
 
-    from evaluator.training.memory_plan import gib
+    from evaluator.training.memory.plan import gib
 
     s = plan.settings
     title = (
@@ -147,9 +147,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of a table."),
     ) -> None:
         """Estimate peak GPU memory of a QLoRA GRPO run (offline), and the cheapest changes that make it fit."""
-        from evaluator.training.architectures import ArchitectureError
         from evaluator.training.config import ConfigError
-        from evaluator.training.memory_plan import (
+        from evaluator.training.memory.architectures import ArchitectureError
+        from evaluator.training.memory.plan import (
             JudgeSettings,
             PlanError,
             estimate,
@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
                 settings = settings.replace(
                     judge=JudgeSettings(model=judge, quantize=judge_quantize, batch_size=judge_batch)
                 )
-            from evaluator.training.architectures import arch_for
+            from evaluator.training.memory.architectures import arch_for
 
             plan = estimate(arch_for(cfg.model), settings)
             gpu_bytes = gpu_mem * GIB if gpu_mem is not None else None

@@ -29,8 +29,8 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Overwrite PNGs that already exist."),
     ) -> None:
         """Draw reward/length curves, before/after accuracy with 95% CIs, fund grades and risk/return."""
+        from evaluator.core.outputs import OutputExistsError
         from evaluator.evaluation.plots import NothingToPlotError, plot_dir
-        from evaluator.methodology.outputs import OutputExistsError
 
         if not run_dir.exists():
             fail(f"{run_dir} does not exist; pass a training run, evaluation or a pack's output folder")

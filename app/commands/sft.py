@@ -63,8 +63,8 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Start a new run in a non-empty output dir."),
     ) -> None:
         """Supervised warm start (TRL SFTTrainer) before GRPO; continue with `train --init-from DIR`."""
+        from evaluator.core.outputs import OutputExistsError
         from evaluator.domains.base import PackError
-        from evaluator.methodology.outputs import OutputExistsError
         from evaluator.training.config import ConfigError
         from evaluator.training.run_setup import TrainingError, check_model_available
 

@@ -37,10 +37,10 @@ def parse_mix(text: str | None) -> list[float] | None:
 
 def run_training(overrides: dict, config: Path | None) -> dict:
     """Load config, run, and turn expected failures into one clear message."""
+    from evaluator.core.outputs import OutputExistsError
     from evaluator.domains.base import PackError
-    from evaluator.methodology.outputs import OutputExistsError
     from evaluator.training.config import ConfigError, load_config
-    from evaluator.training.oom import TrainingOOM
+    from evaluator.training.memory.oom import TrainingOOM
     from evaluator.training.run_setup import TrainingError, check_model_available
 
     try:
@@ -50,9 +50,10 @@ def run_training(overrides: dict, config: Path | None) -> dict:
 
         if needs_launch(cfg):  # --num-processes N: check once here, then N processes train
             return train_launched(cfg, console=console)
+        from evaluator.evaluation.policy import grade_policy
         from evaluator.training.grpo import train
 
-        return train(cfg, console=console)
+        return train(cfg, console=console, grade_policy=grade_policy)
     except (ConfigError, PackError, OutputExistsError, TrainingError, TrainingOOM, FileNotFoundError) as exc:
         fail(str(exc))
 

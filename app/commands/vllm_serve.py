@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the command instead of starting it."),
     ) -> None:
         """Serve the student with `trl vllm-serve` for `evaluator train --use-vllm --vllm-mode server`."""
-        from evaluator.training.model_source import ModelNotAvailable
+        from evaluator.models.source import ModelNotAvailable
         from evaluator.training.run_setup import TrainingError
         from evaluator.training.vllm_options import INSTALL_HINT, VLLM_MAX, VLLM_MIN, installed_vllm
         from evaluator.training.vllm_server import ServeOptions, serve_command

@@ -131,7 +131,7 @@ def run_job(spec_path: Path) -> int:
         record["traceback"] = traceback.format_exc()[-4000:]
     record["wall_seconds"] = round(time.perf_counter() - t0, 3)
     record.setdefault("cost", {})["peak_memory_mib"] = _peak_memory_mib()
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
 
     atomic_write_json(out / JOB_FILE, record)
     return 0 if record["status"] == "ok" else 1
@@ -203,7 +203,7 @@ def cost_of(summary: dict[str, Any], train_wall: float, eval_wall: float) -> dic
 
 def write_spec(job: Job) -> Path:
     """The child's instructions, inside its run folder."""
-    from evaluator.methodology.outputs import atomic_write_json
+    from evaluator.core.outputs import atomic_write_json
 
     path = Path(job.run_dir) / SPEC_FILE
     atomic_write_json(path, {"job": asdict(job), "hash": job.digest()})

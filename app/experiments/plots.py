@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.plots_common import new_figure, save_png, style
-from evaluator.methodology.outputs import read_jsonl
+from evaluator.core.outputs import read_jsonl
+from evaluator.core.plotting import new_figure, save_png, style
 
 
 def plot_experiment(folder: Path, out_dir: Path) -> list[Path]:

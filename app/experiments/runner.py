@@ -161,7 +161,7 @@ def finish(spec: ExperimentSpec, out: Path, records: dict[str, dict[str, Any]], 
     """Write ``results.json`` (validated) and ``results.md`` from the job records."""
     from evaluator.app.experiments.report import render_markdown
     from evaluator.app.experiments.results import RESULTS_NAME, build_results
-    from evaluator.methodology.outputs import atomic_write_json, atomic_write_text
+    from evaluator.core.outputs import atomic_write_json, atomic_write_text
 
     results = build_results(spec, records, spec_text)
     atomic_write_json(out / RESULTS_NAME, results)

@@ -56,15 +56,15 @@ def _load_json(path: Path) -> Any:
 
 
 def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
-    from evaluator.methodology.schemas import schema_problems
+    from evaluator.core.schemas import schema_problems
 
     return schema_problems(doc, schema)
 
 
 def read_folder(folder: str | Path) -> Batch:
     """Read and check a report folder; raise :class:`BatchError` naming every problem found."""
-    from evaluator.domains.fund.report import report_schema, summary_schema
-    from evaluator.methodology.outputs import path_inside
+    from evaluator.core.outputs import path_inside
+    from evaluator.domains.fund.reports.report import report_schema, summary_schema
 
     base = Path(folder)
     if not (base / "summary.json").is_file():

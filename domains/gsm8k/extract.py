@@ -25,7 +25,13 @@ import re
 from dataclasses import dataclass
 
 from evaluator.domains.base import PackError
-from evaluator.domains.gsm8k.numbers import candidates, format_value, single_value, strip_annotations
+from evaluator.domains.gsm8k.numbers import (
+    candidates,
+    format_value,
+    names_number,
+    single_value,
+    strip_annotations,
+)
 from evaluator.domains.gsm8k.styles import Style, get_style
 
 MODES = ("strict", "flexible")
@@ -47,7 +53,6 @@ _FLEX_MARKERS = (
 _FINAL_LINE = re.compile(
     r"^(?:the\s+)?(?:final\s+answer|answer|a|최종\s*답|정답|답)\s*[:：]\s*(?P<c>.*)$", re.I
 )
-_DIGIT = re.compile(r"\d")
 _SENTENCE_END = re.compile(r"\.(?!\d)|[;!?。(]|\s(?:because|since|so|which|as|therefore)\b", re.I)
 
 
@@ -158,7 +163,7 @@ def _last_marker(text: str) -> str | None:
         final = _FINAL_LINE.match(_MARKDOWN_LEAD.sub("", lines[-1].replace("**", "")).strip())
         if final:
             hits.append((text.rfind(lines[-1]), final.group("c")))
-    hits = [hit for hit in hits if _DIGIT.search(hit[1])]  # "the answer is not obvious" commits to nothing
+    hits = [hit for hit in hits if names_number(hit[1])]  # "the answer is not obvious" commits to nothing
     return max(hits, key=lambda hit: hit[0])[1] if hits else None
 
 

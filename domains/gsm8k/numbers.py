@@ -3,8 +3,10 @@
 GSM8K answers are numbers, so grading is numeric: ``$1,234.50``, ``1234.5``, ``\\boxed{1234.5}`` and
 ``**1234.5 dollars.**`` are the same answer. A text that names *several different* numbers (``17 or 18``,
 ``17-18``, ``[17, 18]``) has no single answer and reads as ``None`` — that is what keeps a model from
-hedging its way to a reward. Plain numbers are compared exactly as fractions (fast); math-verify is only
-asked about leftover LaTeX it is built for (``\\sqrt{16}``, ``2^{3}``).
+hedging its way to a reward. Korean notation is read by :mod:`evaluator.core.korean_numbers`: ``7만 2천``,
+``3억 5천만``, ``7.2만`` are numbers, ``72,000원 (7만 2천 원)`` is one; a Korean hedge (``약 7만``) or a unit
+that cannot be read (``12천``) is no answer. Plain numbers are compared exactly as fractions (fast);
+math-verify is only asked about leftover LaTeX it is built for (``\\sqrt{16}``, ``2^{3}``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 import threading
 import unicodedata
 from fractions import Fraction
+
+from evaluator.core.korean_numbers import hangul_numeral, is_hedged, rewrite_units
 
 _ANNOTATION = re.compile(r"<<[^<>]*>>")
 _LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{\s*(-?[\d.,]+)\s*\}\s*\{\s*(-?[\d.,]+)\s*\}")
@@ -25,6 +29,7 @@ _NUMBER = re.compile(
     r"(?:/\d+(?:\.\d+)?)?"
 )
 _LEFTOVER_LATEX = re.compile(r"\\[A-Za-z]+|\^")
+_DIGIT = re.compile(r"\d")
 
 
 def strip_annotations(text: str) -> str:
@@ -59,24 +64,42 @@ def _to_fraction(token: str) -> Fraction | None:
         return None
 
 
-def candidates(text: str) -> list[Fraction]:
-    """Every number written in ``text`` (after :func:`clean`), in order; a fraction ``3/4`` is one number."""
+def _numbers_in(cleaned: str) -> list[Fraction]:
     values = []
-    for match in _NUMBER.finditer(clean(text)):
+    for match in _NUMBER.finditer(cleaned):
         value = _to_fraction(match.group(0))
         if value is not None:
             values.append(value)
     return values
 
 
+def candidates(text: str) -> list[Fraction]:
+    """Every number written in ``text`` (after :func:`clean`), in order; a fraction ``3/4`` is one number.
+
+    Korean unit notation counts as one number (``7만 2천`` is 72000)."""
+    return _numbers_in(rewrite_units(clean(text)).text)
+
+
 def single_value(text: str | None) -> Fraction | None:
     """The one number ``text`` commits to, or None when it names none or several different ones."""
     if text is None:
         return None
-    if _LEFTOVER_LATEX.search(clean(text)):
+    cleaned = clean(text)
+    if _LEFTOVER_LATEX.search(cleaned):
         return _math_verify_value(text)
-    found = set(candidates(text))
+    reading = rewrite_units(cleaned)
+    if reading.unreadable or is_hedged(reading.text):
+        return None
+    found = set(_numbers_in(reading.text))
+    if not found:
+        whole = hangul_numeral(cleaned)  # 칠만 이천, 열다섯 개: only when the numeral is the whole answer
+        return None if whole is None else Fraction(whole)
     return found.pop() if len(found) == 1 else None
+
+
+def names_number(text: str) -> bool:
+    """Whether ``text`` writes a number at all (digits, or a whole-answer Hangul numeral)."""
+    return bool(_DIGIT.search(text)) or hangul_numeral(clean(text)) is not None
 
 
 def format_value(value: Fraction) -> str:

@@ -13,13 +13,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from evaluator.core.schemas import SchemaError, load_schema, validate_or_raise
 from evaluator.domains.base import DomainPack, PackError, RewardFn, Verdict
 from evaluator.domains.gsm8k.extract import extract_answer
 from evaluator.domains.gsm8k.numbers import answers_match, gold_text, parse_gold, strip_annotations
 from evaluator.domains.gsm8k.rewards import build_reward_functions
 from evaluator.domains.gsm8k.sources import load_rows
 from evaluator.domains.gsm8k.styles import LANGUAGES, STYLE_NAMES, get_style
-from evaluator.methodology.schemas import SchemaError, load_schema, validate_or_raise
 
 PACKAGE = "evaluator.domains.gsm8k"
 

@@ -1,7 +1,7 @@
 """A judge model loaded beside the student (same device, optionally 4-bit), judging a group per batched generate.
 
 Generation is greedy unless a temperature is set, without gradients, left-padded, through the judge
-tokenizer's chat template, rendered by the shared rule (:mod:`evaluator.training.chat_format`): Qwen3's thinking is
+tokenizer's chat template, rendered by the shared rule (:mod:`evaluator.models.chat_format`): Qwen3's thinking is
 switched off (a judge must answer within its token budget) and a template that refuses the system role
 gets the judge's instructions folded into the user turn.
 ``prefill`` starts the answer with ``{"score": `` and lets the first generated token be only a digit of
@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from evaluator.training.chat_format import chat_format
+from evaluator.models.chat_format import chat_format
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.outcome import JudgeOutcome
 from evaluator.training.judges.parse import JudgeParseError, parse_judgement
@@ -66,7 +66,7 @@ class LocalJudge:
         self.spec = spec
         self.model_id = spec.model
         if model is None or tokenizer is None:
-            from evaluator.training.models import load_model
+            from evaluator.models.loading import load_model
 
             model, tokenizer, _ = load_model(
                 spec.model, quantize=spec.quantize, for_training=False, role="judge model", flag="the judge's model:"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluator.methodology.outputs import append_jsonl
+from evaluator.core.outputs import append_jsonl
 
 LOG_NAME = "judge_evaluations.jsonl"
 SCHEMA_PACKAGE = "evaluator.training.judges"

@@ -1,0 +1,207 @@
+"""What the engine returns: one :class:`FundResult` per fund and the batch's :class:`Evaluation`.
+
+Plain Python values only (floats, ``None`` for "not available"), so reports, prompts and checks can use
+them without numpy. :func:`package_results` turns the engine's per-fund arrays into these objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.domains.fund.engine.checks import FundFlags
+from evaluator.methodology.rubric import METRICS, PERIODS
+
+OK, NOT_RATED, ERROR = "ok", "not_rated", "error"
+
+
+@dataclass(frozen=True)
+class FundResult:
+    """One fund's evaluation. Numbers are plain floats; ``None`` means "not available"."""
+
+    fund_code: str
+    fund_name: str | None
+    company: str | None
+    type: str | None
+    status: str
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    as_of: str
+    first_date: str | None
+    history_years: float | None
+    metrics: dict[str, dict[str, float | None] | None]
+    period_weights: dict[str, float]
+    criterion_scores: dict[str, float | None]
+    qualitative_scores: dict[str, float] | None
+    quantitative_score: float | None
+    score: float | None
+    peer_group_size: int | None
+    peer_percentile: float | None
+    grade: int | None
+    grade_label: str | None
+    reason_codes: tuple[str, ...] = ()
+    """Machine-readable codes for some not-rated reasons (``unadjusted_distribution``)."""
+    return_basis: str = "raw"
+    """What the returns were computed from: ``adjusted``, ``distribution``, ``rate`` or ``raw`` 기준가격."""
+    portfolio_code: str | None = None
+    """The share-class portfolio (대표펀드코드), when META names one."""
+    portfolio_classes: int | None = None
+    """Classes of that portfolio in the peer group's rating scale (each counts 1/k), when grouped."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A whole batch: the results, the peer context per 유형, and what the run used."""
+
+    as_of: str
+    rubric: dict[str, Any]
+    funds: list[FundResult]
+    peers: dict[str, dict[str, Any]]
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_code", {f.fund_code: f for f in self.funds})
+
+    def fund(self, code: str) -> FundResult:
+        """One fund's result by its code (KeyError when the batch has no such fund)."""
+        return self._by_code[code]  # type: ignore[attr-defined]
+
+    def peer(self, fund_type: str | None) -> dict[str, Any] | None:
+        """Peer context (rated funds' metric statistics, grade counts) for a 유형, if any fund of it is rated."""
+        return self.peers.get(str(fund_type)) if fund_type is not None else None
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """Per-fund extras: share-class portfolio and its class count, return basis, reason codes."""
+
+    families: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    basis: np.ndarray | None = None
+    codes: Mapping[int, list[str]] = field(default_factory=dict)
+
+
+def _nullable(values: np.ndarray) -> list[float | None]:
+    """Floats per fund with NaN as None (vectorised conversion; the per-fund loop only reads lists)."""
+    array = np.asarray(values, dtype=float)
+    out: list[float | None] = array.tolist()
+    for i in np.flatnonzero(np.isnan(array)).tolist():  # only the NaN cells are touched in Python
+        out[i] = None
+    return out
+
+
+def package_results(
+    codes: list[str],
+    names: np.ndarray,
+    companies: np.ndarray,
+    types: np.ndarray,
+    flags: FundFlags,
+    eligible: np.ndarray,
+    metrics: Mapping[str, Mapping[str, np.ndarray]],
+    rule_weights: np.ndarray,
+    period_names: list[str],
+    scores: Any,
+    qualitative: Mapping[str, np.ndarray],
+    history: np.ndarray,
+    first: np.ndarray,
+    has_any: np.ndarray,
+    dates: pd.DatetimeIndex,
+    labels: Mapping[int, str],
+    as_of: str,
+    extra: ClassInfo | None = None,
+) -> list[FundResult]:
+    """Package the arrays per fund (plain Python values; this loop does no arithmetic).
+
+    Every per-fund value is read from a Python list made once per array (``tolist``), never by indexing
+    numpy arrays inside the loop: at 15,000 funds that indexing cost as much as the metrics.
+    """
+    names_list = list(METRICS)
+    rows: dict[str, list[dict[str, float | None] | None]] = {}
+    for p in PERIODS:
+        if p not in metrics:
+            continue
+        has_values = np.isfinite(np.stack([metrics[p][m] for m in names_list])).any(axis=0).tolist()
+        values = zip(*(_nullable(metrics[p][m]) for m in names_list), strict=True)
+        rows[p] = [
+            dict(zip(names_list, v, strict=True)) if h else None
+            for v, h in zip(values, has_values, strict=True)
+        ]
+    periods = [p for p in PERIODS if p in rows]
+    criteria = {c: _nullable(v) for c, v in scores.criteria.items()}
+    quantitative, final, top = (
+        _nullable(scores.quantitative),
+        _nullable(scores.score),
+        _nullable(scores.peer_percentile),
+    )
+    qual_lists = {
+        k: _nullable(np.where(np.isfinite(v), np.asarray(v, dtype=float), np.nan))
+        for k, v in qualitative.items()
+    }
+    day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
+    first_day = [day[f] if h else None for f, h in zip(first.tolist(), has_any.tolist(), strict=True)]
+    years = _nullable(np.round(history, 2))
+    extra = extra or ClassInfo()
+    families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
+    basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
+    classes = _class_column(extra, eligible)
+    is_eligible = np.asarray(eligible, dtype=bool).tolist()
+    weight_rows = rule_weights.tolist()
+    grades = np.asarray(scores.grade).tolist()
+    peer_sizes = np.asarray(scores.peer_size).tolist()
+    weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
+    out: list[FundResult] = []
+    for i, code in enumerate(codes):
+        status = ERROR if i in flags.errors else (OK if is_eligible[i] else NOT_RATED)
+        rated = status == OK
+        per_period: dict[str, dict[str, float | None] | None] = dict.fromkeys(PERIODS)
+        if status != ERROR:
+            for p in periods:
+                per_period[p] = rows[p][i]
+        key = tuple(weight_rows[i])
+        if key not in weight_dicts:
+            weight_dicts[key] = {p: float(w) for p, w in zip(period_names, key, strict=True) if w > 0}
+        qual = {k: v[i] for k, v in qual_lists.items() if v[i] is not None} if rated else None
+        grade = int(grades[i]) if rated else None
+        out.append(
+            FundResult(
+                fund_code=code,
+                fund_name=names[i],
+                company=companies[i],
+                type=types[i],
+                status=status,
+                errors=tuple(flags.errors.get(i, ()))
+                + (() if status == ERROR else tuple(flags.not_rated.get(i, ()))),
+                warnings=tuple(flags.warnings.get(i, ())),
+                as_of=as_of,
+                first_date=first_day[i],
+                history_years=years[i],
+                metrics=per_period,
+                period_weights=dict(weight_dicts[key]) if rated else {},
+                criterion_scores={c: (v[i] if rated else None) for c, v in criteria.items()},
+                qualitative_scores=qual or None,
+                quantitative_score=quantitative[i] if rated else None,
+                score=final[i] if rated else None,
+                peer_group_size=int(peer_sizes[i]) if rated else None,
+                peer_percentile=top[i] if rated else None,
+                grade=grade,
+                grade_label=labels.get(grade) if grade is not None else None,
+                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED and extra.codes else (),
+                return_basis=basis[i],
+                portfolio_code=families[i],
+                portfolio_classes=classes[i],
+            )
+        )
+    return out
+
+
+def _class_column(extra: ClassInfo, eligible: np.ndarray) -> list[int | None]:
+    """Per fund: k used in the rating scale when rated; otherwise how many classes the batch holds."""
+    if extra.families is None:
+        return [None] * len(eligible)
+    sizes = pd.Series(extra.families).map(pd.Series(extra.families).value_counts()).to_numpy(dtype=int)
+    rated_k = extra.classes if extra.classes is not None else sizes
+    return np.where(eligible & (rated_k > 0), rated_k, sizes).astype(int).tolist()

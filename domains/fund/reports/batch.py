@@ -1,0 +1,103 @@
+"""Writing a batch: ``DIR/<fund_code>.json`` per fund, then ``DIR/summary.json`` and ``DIR/summary.csv``.
+
+Every file is written atomically; an existing non-empty DIR needs ``force``; a fund code can never put a
+file outside DIR (codes are sanitised, and two codes that sanitise alike, or one that would be called
+``summary``, get a short hash suffix). A report that fails to build is listed in the summary with its
+error instead of stopping the batch. With a model's evaluations (``fund evaluate --model``) each report
+carries ``model_evaluation`` and the summary the agreement counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluator.core.outputs import (
+    atomic_write_json,
+    atomic_write_text,
+    path_inside,
+    prepare_output_dir,
+    safe_filename,
+)
+from evaluator.domains.fund.engine.results import Evaluation
+from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
+from evaluator.domains.fund.task.model_eval import add_model_to_summary
+
+RESERVED = {"summary"}
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    folder: Path
+    files: dict[str, str]
+    failures: dict[str, str]
+    summary_json: Path
+    summary_csv: Path
+
+
+def report_names(codes: Sequence[str]) -> dict[str, str]:
+    """Fund code → file name (without folder), unique and safe."""
+    names: dict[str, str] = {}
+    used: set[str] = set(RESERVED)
+    for code in codes:
+        base = safe_filename(code, default="fund")
+        name = base
+        if name.lower() in used:
+            name = f"{base}-{hashlib.sha1(code.encode('utf-8')).hexdigest()[:8]}"
+        used.add(name.lower())
+        names[code] = name + ".json"
+    return names
+
+
+def write_reports(
+    evaluation: Evaluation,
+    out_dir: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    warnings: Sequence[str] = (),
+    on_progress: Callable[[int, int], None] | None = None,
+    model_evaluations: Mapping[str, Mapping[str, Any] | None] | None = None,
+    model_run: Mapping[str, Any] | None = None,
+) -> BatchOutcome:
+    """Write every fund's report and the summaries; return where they went and what failed.
+
+    ``model_evaluations`` (fund code → a model's evaluation) adds ``model_evaluation`` to every report
+    (null for funds without one) and ``model_run`` (model, adapter, generation settings) to the summary.
+    """
+    folder = prepare_output_dir(out_dir, force=force)
+    names = report_names([f.fund_code for f in evaluation.funds])
+    files: dict[str, str] = {}
+    failures: dict[str, str] = {}
+    total = len(evaluation.funds)
+    for done, fund in enumerate(evaluation.funds, 1):
+        try:
+            target = path_inside(folder, names[fund.fund_code][: -len(".json")], ".json")
+            doc = build_report(fund, evaluation.rubric)
+            if model_evaluations is not None:
+                doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
+            atomic_write_json(target, doc)
+            files[fund.fund_code] = target.name
+        except Exception as exc:  # one fund's failure must not lose the others' reports
+            failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
+        if on_progress is not None:
+            on_progress(done, total)
+    summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
+    if model_evaluations is not None:
+        add_model_to_summary(summary, model_evaluations, model_run or {})
+    summary_json = atomic_write_json(folder / "summary.json", summary)
+    rows = distribution_csv_rows(summary)
+    buf = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    summary_csv = atomic_write_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
+    return BatchOutcome(
+        folder=folder, files=files, failures=failures, summary_json=summary_json, summary_csv=summary_csv
+    )

@@ -1,0 +1,233 @@
+"""Report documents: one fund's JSON report (with a Korean narrative built from its numbers) and the batch summary.
+
+Pure functions from engine results to plain dicts; writing them is :mod:`evaluator.domains.fund.reports.batch`'s
+job. Schemas: ``report.schema.json`` and ``summary.schema.json`` in this package.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluator.core.schemas import load_schema
+from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
+from evaluator.methodology.rubric import PERIODS
+
+SCHEMA_PACKAGE = __package__
+PERIOD_KO = {"1y": "1년", "3y": "3년", "5y": "5년", "10y": "10년"}
+STATUS_KO = {OK: "평가", NOT_RATED: "평가 제외", ERROR: "데이터 오류"}
+
+
+def report_schema() -> dict[str, Any]:
+    return load_schema(SCHEMA_PACKAGE, "report.schema.json")
+
+
+def summary_schema() -> dict[str, Any]:
+    return load_schema(SCHEMA_PACKAGE, "summary.schema.json")
+
+
+def _pct(x: float | None, sign: bool = False) -> str:
+    if x is None:
+        return "-"
+    return f"{x * 100:+.2f}%" if sign else f"{x * 100:.2f}%"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def bottom_percent(top_percent: float, size: int) -> float:
+    """The "하위" share of a fund ranked ``top_percent`` in a group of ``size``: 100·(size − rank + 1)/size."""
+    return 100.0 - top_percent + (100.0 / size if size else 0.0)
+
+
+def standing_ko(top_percent: float, size: int) -> str:
+    """Where a fund stands in its peer group, in Korean: ``상위 20.0%`` in the upper half, ``하위 20.0%`` below it
+    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``)."""
+    if top_percent <= 50.0:
+        return f"상위 {top_percent:.1f}%"
+    return f"하위 {bottom_percent(top_percent, size):.1f}%"
+
+
+def _who(result: FundResult) -> str:
+    return f"{result.fund_name}({result.fund_code})" if result.fund_name else result.fund_code
+
+
+def main_period(result: FundResult) -> str | None:
+    """The window a narrative quotes: the one with the largest weight, else the longest with numbers."""
+    if result.period_weights:
+        return max(result.period_weights, key=lambda p: (result.period_weights[p], PERIODS[p]))
+    with_numbers = [p for p in PERIODS if result.metrics.get(p)]
+    return with_numbers[-1] if with_numbers else None
+
+
+def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
+    """A short Korean evaluation generated only from the result's numbers (so it is verifiable)."""
+    who = _who(result)
+    if result.status == ERROR:
+        return f"{who}은(는) 데이터 오류로 평가하지 못했습니다: {'; '.join(result.errors)}."
+    period = main_period(result)
+    m = result.metrics.get(period) if period else None
+    if result.status == NOT_RATED:
+        text = f"{who}은(는) 평가 대상이 아닙니다: {'; '.join(result.errors)}."
+        if m:
+            text += f" 참고로 최근 {PERIOD_KO[period]} 연환산 수익률은 {_pct(m['annualized_return'], True)}입니다."
+        return text
+    assert period is not None and m is not None
+    weights = ", ".join(f"{PERIOD_KO[p]} {w:g}%" for p, w in result.period_weights.items())
+    standing = standing_ko(float(result.peer_percentile or 0.0), int(result.peer_group_size or 0))
+    parts = [
+        f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 {standing}로 "
+        f"{result.grade_label}입니다.",
+        f"종합 점수는 {result.score:.1f}점(100점 만점)이며 기간 가중치는 {weights}입니다.",
+        f"최근 {PERIOD_KO[period]} 연환산 수익률 {_pct(m['annualized_return'], True)}, 변동성 {_pct(m['annualized_volatility'])}, "
+        f"샤프지수 {_num(m['sharpe'])}, 최대낙폭 {_pct(m['max_drawdown'])}입니다.",
+    ]
+    if m.get("information_ratio") is not None:
+        parts.append(
+            f"벤치마크 대비 정보비율은 {_num(m['information_ratio'])}, 젠센 알파는 {_pct(m['jensen_alpha'], True)}입니다."
+        )
+    names = {c["id"]: c["name"] for c in rubric["criteria"]}
+    scored = {k: v for k, v in result.criterion_scores.items() if v is not None}
+    if len(scored) >= 2:
+        best = max(scored, key=lambda k: scored[k])
+        worst = min(scored, key=lambda k: scored[k])
+        parts.append(
+            f"항목별로는 {names.get(best, best)}({scored[best]:.0f}점)이 가장 높고 "
+            f"{names.get(worst, worst)}({scored[worst]:.0f}점)이 가장 낮습니다."
+        )
+    if result.qualitative_scores:
+        parts.append("애널리스트 정성평가 점수가 반영되었습니다.")
+    return " ".join(parts)
+
+
+def build_report(result: FundResult, rubric: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON document for one fund (see ``report.schema.json``)."""
+    return {
+        "schema_version": 1,
+        "fund_code": result.fund_code,
+        "fund_name": result.fund_name,
+        "company": result.company,
+        "type": result.type,
+        "status": result.status,
+        "errors": list(result.errors),
+        "warnings": list(result.warnings),
+        "reason_codes": list(result.reason_codes),
+        "return_basis": result.return_basis,
+        "portfolio_code": result.portfolio_code,
+        "portfolio_classes": result.portfolio_classes,
+        "as_of": result.as_of,
+        "first_date": result.first_date,
+        "history_years": result.history_years,
+        "metrics": {p: result.metrics.get(p) for p in PERIODS},
+        "period_weights": dict(result.period_weights),
+        "criterion_scores": dict(result.criterion_scores),
+        "qualitative_scores": result.qualitative_scores,
+        "quantitative_score": result.quantitative_score,
+        "score": result.score,
+        "peer_group_size": result.peer_group_size,
+        "peer_percentile": result.peer_percentile,
+        "grade": result.grade,
+        "grade_label": result.grade_label,
+        "rubric": {"name": str(rubric["name"]), "version": str(rubric["version"])},
+        "summary_ko": narrative_ko(result, rubric),
+    }
+
+
+def grade_distribution(funds: Sequence[FundResult]) -> dict[str, dict[str, int]]:
+    """Per 유형 (``"(none)"`` when unknown): how many funds got each grade, were not rated, or had errors."""
+    table: dict[str, Counter[str]] = {}
+    for f in funds:
+        key = f.type or "(none)"
+        row = table.setdefault(key, Counter())
+        row[str(f.grade) if f.status == OK else f.status] += 1
+    columns = ["1", "2", "3", "4", "5", NOT_RATED, ERROR]
+    out = {t: {c: int(row.get(c, 0)) for c in columns} for t, row in sorted(table.items())}
+    for row in out.values():
+        row["total"] = sum(row[c] for c in columns)
+    return out
+
+
+def grade_distribution_by_portfolio(funds: Sequence[FundResult]) -> dict[str, dict[str, float | int]] | None:
+    """Per 유형: grade counts where each rated class weighs 1/k, so every portfolio counts once (None if
+    classes were not grouped)."""
+    rated = [f for f in funds if f.status == OK and f.grade is not None]
+    if not any(f.portfolio_code is not None for f in funds):
+        return None
+    table: dict[str, dict[str, float | int]] = {}
+    portfolios: dict[str, set[str]] = {}
+    for f in rated:
+        key = f.type or "(none)"
+        row = table.setdefault(key, {str(g): 0.0 for g in range(1, 6)})
+        row[str(f.grade)] = float(row[str(f.grade)]) + 1.0 / max(f.portfolio_classes or 1, 1)
+        portfolios.setdefault(key, set()).add(f.portfolio_code or f.fund_code)
+    for key, row in table.items():
+        for g in range(1, 6):
+            row[str(g)] = round(float(row[str(g)]), 6)
+        row["portfolios"] = len(portfolios[key])
+    return dict(sorted(table.items()))
+
+
+def build_summary(
+    evaluation: Evaluation,
+    files: Mapping[str, str],
+    *,
+    warnings: Sequence[str] = (),
+    failures: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The batch summary (see ``summary.schema.json``); ``files`` maps fund code → report file name."""
+    failures = failures or {}
+    status = Counter(f.status for f in evaluation.funds)
+    by_portfolio = grade_distribution_by_portfolio(evaluation.funds)
+    return {
+        "schema_version": 1,
+        "as_of": evaluation.as_of,
+        "rubric": evaluation.inputs.get(
+            "rubric", {"name": evaluation.rubric["name"], "version": evaluation.rubric["version"]}
+        ),
+        "inputs": {k: v for k, v in evaluation.inputs.items() if k != "rubric"},
+        "funds_total": len(evaluation.funds),
+        "status_counts": {s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
+        "grade_distribution": grade_distribution(evaluation.funds),
+        "grade_distribution_by_portfolio": by_portfolio,
+        "share_classes": {
+            "grouped": by_portfolio is not None,
+            "note": "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
+            if by_portfolio is not None
+            else "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META): "
+            "every fund counts as its own portfolio",
+        },
+        "peer_context": evaluation.peers,
+        "warnings": list(warnings),
+        "funds": [
+            {
+                "fund_code": f.fund_code,
+                "file": files.get(f.fund_code),
+                "fund_name": f.fund_name,
+                "type": f.type,
+                "status": f.status,
+                "grade": f.grade,
+                "score": f.score,
+                "peer_percentile": f.peer_percentile,
+                **({"portfolio_code": f.portfolio_code} if f.portfolio_code is not None else {}),
+                **({"write_error": failures[f.fund_code]} if f.fund_code in failures else {}),
+            }
+            for f in evaluation.funds
+        ],
+    }
+
+
+def distribution_csv_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows for ``summary.csv``: one per 유형 plus a total row."""
+    rows = [
+        {"type": t, **{(f"grade_{k}" if k.isdigit() else k): v for k, v in row.items()}}
+        for t, row in summary["grade_distribution"].items()
+    ]
+    if rows:
+        total = {"type": "(all)"}
+        for key in rows[0]:
+            if key != "type":
+                total[key] = sum(r[key] for r in rows)
+        rows.append(total)
+    return rows
