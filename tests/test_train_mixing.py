@@ -15,7 +15,7 @@ from evaluator.training.mixing import mixed_rewards, pack_rows, probabilities
 
 def _batch(cfg: TrainConfig) -> tuple[list, dict]:
     rows = []
-    for name in ("gsm8k", "ko-grammar"):
+    for name in ("gsm8k", "fund"):
         pack = get_pack(name)
         for row in pack_rows(pack, cfg, "train").to_list()[:3]:
             gold = json.loads(row["payload"])
@@ -27,17 +27,17 @@ def _batch(cfg: TrainConfig) -> tuple[list, dict]:
 
 
 def test_each_pack_scores_only_its_rows() -> None:
-    cfg = load_config(None, {"domain": "gsm8k,ko-grammar", "mix": [0.7, 0.3], "limit": 6, "seed": 1})
+    cfg = load_config(None, {"domain": "gsm8k,fund", "mix": [0.7, 0.3], "limit": 6, "seed": 1})
     names, funcs, weights = mixed_rewards(cfg)
-    assert "gsm8k.correctness" in names and "ko-grammar.exact_match" in names
+    assert "gsm8k.correctness" in names and "fund.json_format" in names
     assert len(weights) == len(names) and all(w >= 0 for w in weights)
     prompts, kwargs = _batch(cfg)
     by_name = {n: f(prompts=prompts, **kwargs) for n, f in zip(names, funcs, strict=True)}
     assert by_name["gsm8k.correctness"][:3] == [pytest.approx(v) for v in by_name["gsm8k.correctness"][:3]]
     assert all(v is not None for v in by_name["gsm8k.correctness"][:3]) and by_name["gsm8k.correctness"][3:] == [None] * 3
     assert by_name["gsm8k.correctness"][:3] == [2.0, 2.0, 2.0] or all(v > 0 for v in by_name["gsm8k.correctness"][:3])
-    assert by_name["ko-grammar.exact_match"][:3] == [None] * 3
-    assert all(v is not None and v > 0 for v in by_name["ko-grammar.exact_match"][3:])
+    assert by_name["fund.json_format"][:3] == [None] * 3
+    assert all(v is not None and v > 0 for v in by_name["fund.json_format"][3:])
 
 
 def test_mix_is_checked_and_a_spec_mapping_becomes_domain_and_mix() -> None:

@@ -29,7 +29,7 @@ def _f(default: Any, help: str) -> Any:
 class TrainConfig:
     """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
 
-    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `gsm8k,fund` with `mix`.")
+    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `a,b` (comma-separated) with `mix`.")
     mix: list[float] | None = _f(None, "Mixing weights of the packs named in `domain` (one adapter on all of them).")
     model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
@@ -386,7 +386,7 @@ def _check_pack_fields(cfg: TrainConfig) -> None:
     if "," in cfg.domain:
         return _check_mix(cfg)
     if cfg.mix is not None:
-        raise ConfigError("mix: needs several packs in domain (e.g. gsm8k,fund)")
+        raise ConfigError("mix: needs several packs in domain, comma-separated")
     try:
         pack = get_pack(cfg.domain)
     except PackError as exc:
