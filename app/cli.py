@@ -20,7 +20,6 @@ COMMAND_MODULES = (
     "sft",
     "evaluate",
     "methodology",
-    "fund",
     "plan",
     "plot",
     "demo",
@@ -42,6 +41,19 @@ app = typer.Typer(
 
 for _name in COMMAND_MODULES:
     import_module(f"evaluator.app.commands.{_name}").register(app)
+
+
+def _mount_pack_commands() -> None:
+    """Each pack's own commands, from its light ``cli`` module (``evaluator fund …``)."""
+    from evaluator.app.pack_services import AppServices
+    from evaluator.domains.registry import pack_cli_modules
+
+    for module in pack_cli_modules():
+        if hasattr(module, "register"):
+            module.register(app, AppServices())
+
+
+_mount_pack_commands()
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]
     """Grade a synthetic universe and write its reports; return the companies and each one's fund codes."""
     from fund_engine import build_universe
 
-    from evaluator.app.storage.provenance import provenance
+    from evaluator.core.provenance import provenance
     from evaluator.domains.fund.engine.engine import evaluate_universe
     from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric

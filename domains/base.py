@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 RewardFn = Callable[..., list[float | None]]
 """TRL-compatible reward: ``fn(completions, **dataset_columns) -> list[float | None]``."""
@@ -106,6 +106,41 @@ class Verdict:
     scores: dict[str, float | None]
     details: dict[str, Any] = field(default_factory=dict)
     score: Score | None = None
+
+
+@dataclass(frozen=True)
+class MetricOption:
+    """A command-line option of a pack's metric: ``eval`` and ``score`` offer it as ``flag``."""
+
+    name: str
+    flag: str
+    kind: type
+    help: str
+
+
+class CommandServices(Protocol):
+    """What a pack's own commands get from the application: the database and the evaluation harness live above
+    the packs, so they are handed in when the commands are mounted."""
+
+    def prepare_db(self, flag: str | None) -> str | None:
+        """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
+        ...
+
+    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
+        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
+        ...
+
+    def grade_with_model(
+        self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Generate for ``rows`` with ``model`` ({model, adapter, quantize, backend}) through the evaluation
+        harness and grade with the pack: (report, samples). Raises ``ValueError`` when the model cannot run."""
+        ...
+
+
+def option_flag(name: str) -> str:
+    """The flag a metric option is known by (``bertscore_num_layers`` → ``--bertscore-num-layers``)."""
+    return "--" + name.replace("_", "-")
 
 
 class PackError(ValueError):
@@ -209,18 +244,25 @@ class DomainPack(ABC):
             )
         return chosen
 
-    metric_options: tuple[str, ...] = ()
-    """Options the pack's metrics take from the command line (e.g. ``bertscore_model``); none by default."""
+    metric_options: tuple[MetricOption, ...] = ()
+    """Options the pack's metrics take from the command line (``eval`` and ``score`` gain these flags); the
+    declaration lives in the pack's light ``cli`` module so the command line can list it without the pack."""
+
+    def check_metric_options(self, options: dict[str, Any]) -> None:
+        """Refuse option values the pack's metrics cannot use (raise :class:`PackError`); nothing by default."""
+        return None
 
     def configure_metrics(self, **options: Any) -> DomainPack:
         """A copy of the pack whose metrics use ``options`` (only names in :attr:`metric_options`)."""
         given = {k: v for k, v in options.items() if v is not None}
-        unknown = [k for k in given if k not in self.metric_options]
+        own = {o.name: o for o in self.metric_options}
+        unknown = [k for k in given if k not in own]
         if unknown:
-            flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+            flags = ", ".join(option_flag(k) for k in unknown)
             raise PackError(f"pack {self.name!r} has no metric that takes {flags}")
         if not given:
             return self
+        self.check_metric_options(given)
         clone = copy.copy(self)
         clone._metric_config = {**getattr(self, "_metric_config", {}), **given}
         return clone

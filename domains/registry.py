@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 from importlib import import_module
+from importlib.util import find_spec
+from typing import Any
 
 from evaluator.domains.base import DomainPack, PackError
 
@@ -27,6 +29,19 @@ def register(name: str, target: str) -> None:
 
 def pack_names() -> list[str]:
     return sorted(_PACKS)
+
+
+def pack_cli_modules() -> list[Any]:
+    """Each registered pack's light ``cli`` module (its commands and metric options), where it has one.
+
+    Imported without the pack itself, so the command line can build its flags quickly at start-up.
+    """
+    found = []
+    for name in pack_names():
+        package = _PACKS[name].partition(":")[0].rpartition(".")[0]
+        if find_spec(f"{package}.cli") is not None:
+            found.append(import_module(f"{package}.cli"))
+    return found
 
 
 @cache

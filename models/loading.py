@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evaluator.models.hardware import hardware_defaults
 from evaluator.models.placement import cuda_device_map, sharded_launch
 from evaluator.models.presets import resolve_preset
 from evaluator.models.source import ModelNotAvailable, ModelSource, locate
@@ -106,13 +107,9 @@ def resolve_precision(quantize: str | None = None, device: str | None = None) ->
     import torch
 
     cuda = torch.cuda.is_available() and device != "cpu"
-    dev = "cuda" if cuda else "cpu"
-    bf16 = bool(cuda and torch.cuda.is_bf16_supported())
-    q = (quantize or ("4bit" if cuda else "none")).lower()
-    if q not in ("4bit", "none"):
-        raise ValueError(f"--quantize must be 4bit or none, not {quantize!r}")
-    return Precision(device=dev, dtype_name="bfloat16" if bf16 else ("float16" if cuda else "float32"),
-                     bf16=bf16, quantize_4bit=q == "4bit")
+    hw = hardware_defaults("cuda" if cuda else "cpu", bf16_supported=cuda and torch.cuda.is_bf16_supported(),
+                           quantize=quantize)
+    return Precision(device=hw.device, dtype_name=hw.dtype_name, bf16=hw.bf16, quantize_4bit=hw.quantize == "4bit")
 
 
 def bnb_config(compute_dtype_name: str) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from evaluator.app.commands.sft import SFT_OUTPUT_DIR, resolve_config
+from evaluator.app.commands.sft import resolve_config
 from evaluator.training.config import SFT_DEFAULT_LR, ConfigError, TrainConfig, load_config
 
 
@@ -81,19 +81,19 @@ def test_language_is_checked_against_the_pack(tmp_path: Path) -> None:
 
 def test_sft_keeps_the_yaml_output_dir_and_uses_sfts_learning_rate(tmp_path: Path) -> None:
     path = _yaml(tmp_path, f"output_dir: {tmp_path / 'mine'}\nmax_steps: 3\n")
-    cfg = resolve_config(path, {"output_dir": None}, None)
+    cfg = resolve_config(path, {})
     assert cfg.output_dir == str(tmp_path / "mine")
     assert cfg.learning_rate == SFT_DEFAULT_LR != TrainConfig().learning_rate
 
 
 def test_sft_flags_and_yaml_learning_rate_win_over_sft_defaults(tmp_path: Path) -> None:
     path = _yaml(tmp_path, "learning_rate: 1.0e-3\n")
-    assert resolve_config(path, {"output_dir": None}, None).learning_rate == 1e-3
-    assert resolve_config(path, {"output_dir": None}, 3e-4).learning_rate == 3e-4
-    cfg = resolve_config(path, {"output_dir": str(tmp_path / "flag")}, None)
+    assert resolve_config(path, {}).learning_rate == 1e-3
+    assert resolve_config(path, {"learning_rate": 3e-4}).learning_rate == 3e-4
+    cfg = resolve_config(path, {"output_dir": str(tmp_path / "flag")})
     assert cfg.output_dir == str(tmp_path / "flag")
-    plain = resolve_config(None, {"output_dir": None}, None)
-    assert plain.output_dir == SFT_OUTPUT_DIR and plain.learning_rate == SFT_DEFAULT_LR
+    plain = resolve_config(None, {})
+    assert plain.output_dir == "runs/sft" and plain.learning_rate == SFT_DEFAULT_LR
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,7 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
 # The fund pack's own commands (and cli.py, which mounts them; methodology.py, the fund-rating methodology
 # commands; storage/, api/ and the db/keys commands, the fund evaluation service) may name it; the demo walks through the packs by name.
 APP_MAY_NAME = {
-    "app/cli.py", "app/commands/fund.py", "app/commands/fund_agreement.py", "app/commands/fund_history.py",
+    "app/cli.py", "domains/fund/cli/evaluate.py", "domains/fund/cli/agreement.py", "domains/fund/cli/history.py",
     "app/commands/methodology.py",
     "app/demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
 }  # fmt: skip

@@ -131,6 +131,7 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
     import torch
 
     from evaluator.domains.registry import get_pack
+    from evaluator.evaluation.policy import grade_policy
     from evaluator.training.config import TrainConfig
     from evaluator.training.held_out import HeldOutEval
     from evaluator.training.run_setup import load_policy
@@ -144,7 +145,7 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
 
     pack = get_pack("gsm8k")
     held_out = HeldOutEval.build(
-        pack, data="synthetic:steps=1", split="test", limit=4, style=None, language="en", max_new_tokens=8
+        pack, grade_policy, data="synthetic:steps=1", split="test", limit=4, style=None, language="en", max_new_tokens=8
     )
     figures = held_out.run(model, tok)
     assert figures["eval/n"] == 4 and model.training  # train mode is back for the next step

@@ -11,16 +11,9 @@ alternative it offers.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from evaluator.training.config import TrainConfig
-
-SHARED_FIELDS = ("num_generations", "max_completion_length", "beta", "epsilon", "epsilon_high", "temperature", "top_p")
-"""``TrainConfig`` fields both TRL configs declare with the same meaning."""
-
-OWN_FIELDS = {"grpo": ("loss_type", "scale_rewards"), "rloo": ("normalize_advantages",)}
-"""Fields only one algorithm has; the other's are recorded as ignored."""
+from evaluator.training.config import TrainConfig, trl_kwargs, trl_names
 
 TRAINERS = {"grpo": ("GRPOConfig", "GRPOTrainer"), "rloo": ("RLOOConfig", "RLOOTrainer")}
 
@@ -34,32 +27,29 @@ def trl_classes(algorithm: str) -> tuple[type, type]:
 
 
 def mapped_fields(cfg: TrainConfig) -> dict[str, Any]:
-    """The algorithm's fields, by name, from the run's config (the only place their values come from)."""
-    return {name: getattr(cfg, name) for name in (*SHARED_FIELDS, *OWN_FIELDS[cfg.algorithm])}
+    """The rollout fields the algorithm's TRL config takes, by name, from the run's config (the one mapping,
+    :func:`evaluator.training.config.trl_kwargs`, restricted to what decides the algorithm)."""
+    config_cls, _ = trl_classes(cfg.algorithm)
+    rollout = trl_names(type(cfg), ("rollout",))
+    return {k: v for k, v in trl_kwargs(cfg, config_cls, cfg.algorithm).items() if k in rollout.values()}
 
 
 def trl_args(cfg: TrainConfig, common: dict[str, Any], weights: list[float], extra: dict[str, Any]) -> Any:
-    """The TRL config of ``cfg.algorithm``: ``common`` (TrainingArguments) + the mapped fields + ``extra``.
-
-    A mapped field the installed TRL config does not declare is an error, not a silent drop.
-    """
+    """The TRL config of ``cfg.algorithm``: the declared fields + ``common`` (what the run derives) + ``extra``."""
     config_cls, _ = trl_classes(cfg.algorithm)
-    declared = {f.name for f in dataclasses.fields(config_cls)}
-    fields = mapped_fields(cfg)
-    missing = [name for name in fields if name not in declared]
-    if missing:
-        raise TypeError(f"{config_cls.__name__} of this TRL has no {', '.join(missing)}; the mapping needs updating")
-    return config_cls(**common, **fields, reward_weights=weights, log_completions=False, **extra)
+    return config_cls(
+        **{**trl_kwargs(cfg, config_cls, cfg.algorithm), **common}, reward_weights=weights, log_completions=False, **extra
+    )
 
 
 def algorithm_record(cfg: TrainConfig) -> dict[str, Any]:
-    """What ``run_config.yaml`` records: the trainer, the values it got, and the fields it ignores."""
-    ignored = [name for algo, names in OWN_FIELDS.items() if algo != cfg.algorithm for name in names]
+    """What ``run_config.yaml`` records: the trainer, the values it got, and the declared fields it ignores."""
+    fields = mapped_fields(cfg)
+    ignored = sorted(name for name in trl_names(type(cfg), ("rollout",)).values() if name not in fields)
     return {
         "name": cfg.algorithm,
         "trainer": TRAINERS[cfg.algorithm][1],
-        **mapped_fields(cfg),
+        **fields,
         "ignored_fields": ignored,
         "note": "TRL 1.16 has no PPOTrainer; RLOO is its critic-free alternative" if cfg.algorithm == "rloo" else None,
     }
-

@@ -19,10 +19,14 @@ import yaml
 from evaluator.domains.registry import DEFAULT_DOMAIN
 
 
-def _f(default: Any, help: str) -> Any:
+def _f(default: Any, help: str, *flags: str, cli: str | None = None, trl: str | bool = False) -> Any:
+    """A config field: its default, help text, older flag names kept as aliases, how its flag text is read
+    (``cli``: ``weights`` for NAME=WEIGHT items, ``mapping`` for YAML text), and the TRL argument it sets
+    (``trl="args"``: the same name)."""
+    meta = {"help": help, "flags": flags, "cli": cli, "trl": trl}
     if isinstance(default, (dict, list)):
-        return field(default_factory=lambda: type(default)(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass
@@ -31,54 +35,62 @@ class TrainConfig:
 
     domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `a,b` (comma-separated) with `mix`.")
     mix: list[float] | None = _f(None, "Mixing weights of the packs named in `domain` (one adapter on all of them).")
-    model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.")
+    model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.", "-m")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
     style: str | None = _f(None, "Prompt style, one of the pack's (`evaluator domains list`). None = rubric default.")
-    language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains show`). None = the pack's first.")
+    language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains list`). None = the pack's first.")
     limit: int | None = _f(None, "Use only the first N training rows.")
-    output_dir: str = _f(f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.")
+    output_dir: str = _f(f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.", "-o")
     force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
     quantize: str | None = _f(None, "`4bit` (NF4, double quant) or `none`. None = 4bit on CUDA, none on CPU.")
     lora: bool = _f(True, "Train a LoRA adapter (False = full fine-tune).")
-    lora_r: int = _f(16, "LoRA rank.")
+    lora_r: int = _f(16, "LoRA rank.", "--lora-rank")
     lora_alpha: int = _f(32, "LoRA alpha.")
     lora_dropout: float = _f(0.05, "LoRA dropout.")
     lora_target: str = _f("all-linear", "LoRA target modules (`all-linear` = every linear projection).")
     algorithm: str = _f("grpo", "Policy-gradient trainer: grpo (TRL GRPOTrainer) or rloo (TRL RLOOTrainer).")
-    num_generations: int = _f(4, "Completions per prompt (GRPO group size).")
-    max_completion_length: int = _f(256, "Max new tokens per completion.")
-    learning_rate: float = _f(5e-6, "Peak learning rate.")
-    lr_scheduler_type: str = _f("linear", "Learning-rate schedule over max_steps: linear, cosine, constant, …")
-    beta: float = _f(0.0, "KL coefficient (0 = no reference model).")
-    loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …")
-    scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.")
-    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.")
+    num_generations: int = _f(4, "Completions per prompt (GRPO group size).", trl="rollout")
+    max_completion_length: int = _f(256, "Max new tokens per completion.", trl="rollout")
+    learning_rate: float = _f(5e-6, "Peak learning rate.", "--lr", trl="args")
+    lr_scheduler_type: str = _f(
+        "linear", "Learning-rate schedule over max_steps: linear, cosine, constant, …", "--lr-scheduler", trl="args"
+    )
+    beta: float = _f(0.0, "KL coefficient (0 = no reference model).", trl="rollout")
+    loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …", trl="rollout")
+    scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.", trl="rollout")
+    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.", trl="rollout")
     dynamic_sampling: int | None = _f(
         None, "Rest a prompt for this many steps after its group scored all alike (no signal); None = off."
     )
-    epsilon: float = _f(0.2, "Lower clip range.")
-    epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.")
-    temperature: float = _f(1.0, "Sampling temperature for rollouts.")
-    top_p: float = _f(1.0, "Nucleus sampling for rollouts.")
-    per_device_train_batch_size: int = _f(4, "Completions per device per step (must divide by num_generations).")
-    gradient_accumulation_steps: int = _f(1, "Gradient accumulation steps.")
-    max_steps: int = _f(-1, "Stop after this many optimizer steps (-1 = use num_train_epochs).")
-    num_train_epochs: float = _f(1.0, "Epochs over the training set when max_steps is -1.")
+    epsilon: float = _f(0.2, "Lower clip range.", trl="rollout")
+    epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.", trl="rollout")
+    temperature: float = _f(1.0, "Sampling temperature for rollouts.", trl="rollout")
+    top_p: float = _f(1.0, "Nucleus sampling for rollouts.", trl="rollout")
+    per_device_train_batch_size: int = _f(
+        4, "Completions per device per step (must divide by num_generations).", "--per-device-batch", trl="args"
+    )
+    gradient_accumulation_steps: int = _f(1, "Gradient accumulation steps.", "--grad-accum", trl="args")
+    max_steps: int = _f(-1, "Stop after this many optimizer steps (-1 = use num_train_epochs).", trl="args")
+    num_train_epochs: float = _f(1.0, "Epochs over the training set when max_steps is -1.", "--epochs", trl="args")
     max_seconds: float | None = _f(None, "Stop cleanly after this much wall time (checkpoint and adapter saved).")
-    seed: int = _f(42, "Random seed.")
-    logging_steps: int = _f(1, "Log metrics every N steps.")
-    save_steps: int = _f(50, "Checkpoint every N steps (the last step is always saved).")
-    save_total_limit: int | None = _f(3, "Keep at most N checkpoints.")
-    rewards: list[str] | None = _f(None, "Subset of the pack's rewards to use (None = all).")
-    reward_weights: dict[str, float] | None = _f(None, "Override rubric weights, e.g. {correctness: 2.0}.")
+    seed: int = _f(42, "Random seed.", trl="args")
+    logging_steps: int = _f(1, "Log metrics every N steps.", trl="args")
+    save_steps: int = _f(50, "Checkpoint every N steps (the last step is always saved).", trl="args")
+    save_total_limit: int | None = _f(3, "Keep at most N checkpoints.", trl="args")
+    rewards: list[str] | None = _f(None, "Subset of the pack's rewards to use, comma-separated (None = all).")
+    reward_weights: dict[str, float] | None = _f(
+        None, "Override rubric weights, e.g. {correctness: 2.0}.", "--reward-weight", cli="weights"
+    )
     optim: str | None = _f(None, "Optimizer. None = paged_adamw_8bit on CUDA, adamw_torch on CPU.")
     gradient_checkpointing: bool | None = _f(None, "None = on for CUDA, off on CPU.")
-    init_from: str | None = _f(None, "Start from this adapter (e.g. an `evaluator sft` output).")
+    init_from: str | None = _f(None, "Start from this adapter (e.g. an `evaluator sft` output).", "--adapter")
     resume: bool = _f(False, "Continue from the last checkpoint in output_dir.")
-    judge: dict[str, Any] | None = _f(None, "LLM judge reward: {kind: api|local, model, weight, …}.")
+    judge: dict[str, Any] | None = _f(
+        None, "LLM judge reward: {kind: api|local, model, weight, …} as YAML/JSON text or a file.", cli="mapping"
+    )
     completions_per_log: int = _f(4, "Completions written to completions.jsonl per logging step.")
-    max_seq_length: int = _f(512, "SFT: max tokens per example.")
+    max_seq_length: int = _f(512, "SFT: max tokens per example.", trl="sft:max_length")
     num_processes: int = _f(1, "Training processes (GPUs; gloo processes on CPU). >1 re-launches the run.")
     launch_config: str | None = _f(None, "Multi-process engine: ddp (default), fsdp, zero2, zero3 or an accelerate YAML.")
     use_vllm: bool = _f(False, "Generate rollouts with vLLM (TRL's use_vllm; CUDA and the vllm extra).")
@@ -86,7 +98,9 @@ class TrainConfig:
     vllm_server_host: str | None = _f(None, "Server mode: host of the vLLM server (TRL default 0.0.0.0).")
     vllm_server_port: int | None = _f(None, "Server mode: port of the vLLM server (TRL default 8000).")
     vllm_gpu_memory_utilization: float | None = _f(None, "Colocate mode: fraction of the GPU vLLM reserves (TRL default 0.3).")
-    vllm_enable_sleep_mode: bool = _f(False, "Colocate mode: vLLM releases its memory while the trainer steps.")
+    vllm_enable_sleep_mode: bool = _f(
+        False, "Colocate mode: vLLM releases its memory while the trainer steps.", "--vllm-sleep-mode"
+    )
     eval_every: int | None = _f(None, "Grade the policy on a held-out slice every N steps (at logging points); None = off.")
     eval_limit: int = _f(100, "Held-out problems per in-training evaluation (the first N of eval_split).")
     eval_split: str = _f("test", "Split the held-out slice comes from (never the training split).")
@@ -101,21 +115,73 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def hints(cls) -> dict[str, Any]:
+        """Each field's resolved annotation (the declaration's types, for checks and flags)."""
+        return typing.get_type_hints(cls)
+
     def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)
 
 
-def field_help() -> list[tuple[str, str, str]]:
+@dataclass
+class SFTRunConfig(TrainConfig):
+    """``evaluator sft``'s run: the same fields, with SFT's own defaults where GRPO's would be wrong.
+
+    Named apart from ``trl.SFTConfig``, which it maps onto (see :func:`trl_kwargs`).
+    """
+
+    output_dir: str = _f("runs/sft", "Where the SFT adapter, checkpoints and summary go.", "-o")
+    learning_rate: float = _f(2e-4, "Peak learning rate (GRPO's 5e-6 is far too small for SFT).", "--lr", trl="args")
+
+
+SFT_DEFAULT_LR = SFTRunConfig.learning_rate
+"""SFT's learning rate when neither a flag nor the YAML sets one."""
+
+
+def field_help(cls: type[TrainConfig] = TrainConfig) -> list[tuple[str, str, str]]:
     """(name, default, help) for every field, in declaration order."""
     out = []
-    for f in fields(TrainConfig):
+    for f in fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         out.append((f.name, repr(default), f.metadata.get("help", "")))
     return out
 
 
-SFT_DEFAULT_LR = 2e-4
-"""SFT's learning rate when neither a flag nor the YAML sets one (GRPO's 5e-6 is far too small for SFT)."""
+def config_table() -> str:
+    """The README's config reference, generated from the declaration (a test keeps the README equal to it)."""
+    rows = ["| field | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{name}` | `{default}` | {text} |" for name, default, text in field_help()]
+    return "\n".join(rows) + "\n"
+
+
+TRL_FAMILIES = {"grpo": ("args", "rollout"), "rloo": ("args", "rollout"), "sft": ("args", "sft")}
+"""Which declared TRL arguments each trainer takes."""
+
+
+def trl_names(cls: type[TrainConfig] = TrainConfig, families: tuple[str, ...] = ("args", "rollout", "sft")) -> dict[str, str]:
+    """Config field → TRL argument name, for every field of ``families`` that sets one."""
+    out = {}
+    for f in fields(cls):
+        family, _, name = (f.metadata.get("trl") or "").partition(":")
+        if family in families:
+            out[f.name] = name or f.name
+    return out
+
+
+def trl_kwargs(cfg: TrainConfig, target: type, trainer: str) -> dict[str, Any]:
+    """The config's values for TRL's ``target`` config class (``GRPOConfig``, ``SFTConfig``, ``RLOOConfig``).
+
+    One mapping, driven by the names the fields declare: ``trainer`` picks the families that apply, and a
+    declared argument the target lacks (``RLOOConfig`` has no ``loss_type``) is left out.
+    """
+    accepted = {f.name for f in fields(target)}
+    return {
+        name: getattr(cfg, field_name)
+        for field_name, name in trl_names(type(cfg), TRL_FAMILIES[trainer]).items()
+        if name in accepted
+    }
+
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 """The transformers schedules that need no extra arguments."""
@@ -125,8 +191,12 @@ class ConfigError(ValueError):
     """A config file or override is not understood."""
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """YAML file (optional) then non-None ``overrides``; unknown keys are an error, not a silent ignore."""
+def load_config(
+    path: str | Path | None = None, overrides: dict[str, Any] | None = None, cls: type[TrainConfig] = TrainConfig
+) -> TrainConfig:
+    """YAML file (optional) then non-None ``overrides``; unknown keys are an error, not a silent ignore.
+
+    ``cls`` is the config class whose defaults fill the rest (``SFTRunConfig`` for ``evaluator sft``)."""
     data: dict[str, Any] = {}
     if path:
         p = Path(path)
@@ -140,15 +210,15 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
             raise ConfigError(f"{p} must hold a mapping of config fields")
         data.update(loaded)
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    known = {f.name for f in fields(TrainConfig)}
+    known = {f.name for f in fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"unknown config field(s): {', '.join(unknown)}; known fields: {', '.join(sorted(known))}")
-    problems = check_types(data)
+    problems = check_types(data, cls)
     if problems:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "; ".join(problems))
-    cfg = TrainConfig(**coerce(data))
+    cfg = cls(**coerce(data, cls))
     validate(cfg)
     return cfg
 
@@ -183,7 +253,7 @@ RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
 ALGORITHMS = ("grpo", "rloo")
 
 
-def _kinds(annotation: Any) -> tuple[set[type], bool]:
+def field_kinds(annotation: Any) -> tuple[set[type], bool]:
     """The plain types a field annotation allows, and whether None is allowed."""
     args = typing.get_args(annotation)
     options = args if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
@@ -214,7 +284,7 @@ def _range_text(name: str) -> str:
 
 
 def _check_one(name: str, value: Any, annotation: Any) -> str | None:
-    kinds, nullable = _kinds(annotation)
+    kinds, nullable = field_kinds(annotation)
     if value is None:
         return None if nullable else f"{name}: must be set (got null)"
     number: float | None = None
@@ -260,19 +330,19 @@ def _check_one(name: str, value: Any, annotation: Any) -> str | None:
     return None
 
 
-def check_types(data: dict[str, Any]) -> list[str]:
+def check_types(data: dict[str, Any], cls: type[TrainConfig] = TrainConfig) -> list[str]:
     """One line per config value whose type or range is wrong, each naming its field."""
-    hints = typing.get_type_hints(TrainConfig)
+    hints = cls.hints()
     problems = [_check_one(k, v, hints[k]) for k, v in data.items() if k in hints]
     return [p for p in problems if p]
 
 
-def coerce(data: dict[str, Any]) -> dict[str, Any]:
+def coerce(data: dict[str, Any], cls: type[TrainConfig] = TrainConfig) -> dict[str, Any]:
     """Numeric text in float fields (``learning_rate: 5e-6`` from YAML) as floats; the rest unchanged."""
-    hints = typing.get_type_hints(TrainConfig)
+    hints = cls.hints()
     out = dict(data)
     for key, value in data.items():
-        kinds, _ = _kinds(hints.get(key))
+        kinds, _ = field_kinds(hints.get(key))
         if float in kinds and isinstance(value, str):
             out[key] = float(value.strip())
         elif list in kinds and str in kinds and isinstance(value, str):
@@ -282,14 +352,6 @@ def coerce(data: dict[str, Any]) -> dict[str, Any]:
         elif key == "reward_weights" and isinstance(value, dict):
             out[key] = {k: float(v) for k, v in value.items()}
     return out
-
-
-def yaml_keys(path: str | Path | None) -> set[str]:
-    """The fields a YAML config sets (so a command's own defaults apply only to the ones it leaves out)."""
-    if not path:
-        return set()
-    loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    return set(loaded) if isinstance(loaded, dict) else set()
 
 
 def validate(cfg: TrainConfig) -> None:

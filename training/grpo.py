@@ -147,7 +147,7 @@ def _start_eval_callback() -> type:
 
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
     """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
-    from evaluator.training.algorithms import trl_args
+    from evaluator.training.algorithms import trl_args, trl_classes
 
     extra = {
         "chat_template_kwargs": dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
@@ -155,7 +155,8 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
     }
     if cfg.dynamic_sampling:  # the prompt stream shuffles itself; TRL's buffered shuffle would read far ahead
         extra["shuffle_dataset"] = False
-    return trl_args(cfg, trainer_kwargs(cfg, out, policy), weights, extra)
+    config_cls, _ = trl_classes(cfg.algorithm)
+    return trl_args(cfg, trainer_kwargs(cfg, out, policy, config_cls, cfg.algorithm), weights, extra)
 
 
 def _step_rewards(trainer: Any) -> tuple[list[str], list[float | None]]:

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.outputs import OutputExistsError, dumps
+from evaluator.models.hardware import hardware_defaults
 from evaluator.models.loading import Precision, load_model
-from evaluator.training.config import TrainConfig, report_to
+from evaluator.training.config import TrainConfig, report_to, trl_kwargs
 
 CHECKPOINT_PREFIX = "checkpoint-"
 
@@ -94,13 +95,20 @@ def starting_model(cfg: TrainConfig) -> tuple[str, TrainConfig, str, str]:
     return base, cfg, role, flag
 
 
+_FOUND_MODELS: set[str] = set()
+"""Models this process has already located: the CLI checks before importing TRL, the trainer again for library
+callers, and the lookup (a hub probe for a remote id) runs once."""
+
+
 def check_model_available(cfg: TrainConfig) -> None:
     """Fail within seconds, before a run folder or dataset is made, when the model cannot be loaded here."""
     from evaluator.models.loading import model_source
 
     check_trackers(cfg)
     base, _, role, flag = starting_model(cfg)
-    model_source(base, role=role, flag=flag)
+    if base not in _FOUND_MODELS:
+        model_source(base, role=role, flag=flag)
+        _FOUND_MODELS.add(base)
 
 
 def load_policy(cfg: TrainConfig) -> LoadedPolicy:
@@ -111,9 +119,8 @@ def load_policy(cfg: TrainConfig) -> LoadedPolicy:
     """
     base, cfg, role, flag = starting_model(cfg)
     model, tokenizer, precision = load_model(base, quantize=cfg.quantize, for_training=True, role=role, flag=flag)
-    cuda = precision.device == "cuda"
-    gc = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
-    optim = cfg.optim or ("paged_adamw_8bit" if cuda else "adamw_torch")
+    hw = hardware_defaults(precision.device, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing)
+    gc, optim = hw.gradient_checkpointing, hw.optim
     if precision.quantize_4bit:
         from peft import prepare_model_for_kbit_training
 
@@ -157,22 +164,14 @@ def check_trackers(cfg: TrainConfig) -> None:
         )
 
 
-def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy) -> dict[str, Any]:
-    """TrainingArguments that GRPO and SFT share: batch, schedule, checkpoints, precision, optimizer."""
+def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy, target: type, trainer: str) -> dict[str, Any]:
+    """TRL config arguments: the declared fields (:func:`trl_kwargs`) plus what the run derives (paths,
+    precision, optimizer, trackers), shared by GRPO and SFT."""
     p = policy.precision
     return {
+        **trl_kwargs(cfg, target, trainer),
         "output_dir": str(out),
-        "per_device_train_batch_size": cfg.per_device_train_batch_size,
-        "gradient_accumulation_steps": cfg.gradient_accumulation_steps,
-        "learning_rate": cfg.learning_rate,
-        "lr_scheduler_type": cfg.lr_scheduler_type,
-        "max_steps": cfg.max_steps,
-        "num_train_epochs": cfg.num_train_epochs,
-        "seed": cfg.seed,
-        "logging_steps": cfg.logging_steps,
         "save_strategy": "steps",
-        "save_steps": cfg.save_steps,
-        "save_total_limit": cfg.save_total_limit,
         "bf16": p.bf16,
         "fp16": False,
         "use_cpu": p.device == "cpu",

@@ -81,7 +81,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
         out / "run_config.yaml",
         resolved={**policy.resolved(), "style": style, "kind": "sft", "chat_format": fmt.record()},
     )
-    args = SFTConfig(**trainer_kwargs(cfg, out, policy), max_length=cfg.max_seq_length)
+    args = SFTConfig(**trainer_kwargs(cfg, out, policy, SFTConfig, "sft"))
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 db_app = typer.Typer(name="db", help="The evaluation database: migrations and report-folder imports.", no_args_is_help=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from evaluator.app.console import console
+from evaluator.core.console import console
 
 
 def register(app: typer.Typer) -> None:

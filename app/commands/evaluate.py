@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -39,28 +39,20 @@ def _check_extract(extract: str) -> None:
         fail(f"--extract must be strict or flexible, not {extract!r}")
 
 
-BERTSCORE_MODEL_HELP = "Local encoder folder for a pack's optional BERTScore metric (skipped with a notice without it)."
-BERTSCORE_LAYERS_HELP = "Encoder layer BERTScore reads (needed with --bertscore-model; default: the model's last)."
-
-
-def _pack(domain: str, bertscore_model: Path | None, bertscore_layers: int | None):
+def _pack(domain: str, metric_options: dict):
     """The pack, with its metric options set (a pack without such a metric refuses them by name)."""
     from evaluator.domains.registry import get_pack
 
-    if bertscore_layers is not None and bertscore_model is None:
-        fail("--bertscore-layers needs --bertscore-model")
-    if bertscore_model is not None and not bertscore_model.is_dir():
-        fail(f"--bertscore-model {bertscore_model} is not a folder (a local encoder saved with save_pretrained)")
     pack = _run(get_pack, domain)
-    return _run(
-        pack.configure_metrics,
-        bertscore_model=str(bertscore_model) if bertscore_model is not None else None,
-        bertscore_num_layers=bertscore_layers,
-    )
+    given = {k: (str(v) if isinstance(v, Path) else v) for k, v in metric_options.items()}
+    return _run(pack.configure_metrics, **given)
 
 
 def register(app: typer.Typer) -> None:
+    from evaluator.app.config_options import with_metric_options
+
     @app.command("eval")
+    @with_metric_options
     def eval_cmd(
         domain: str = typer.Option(..., help="Domain pack (`evaluator domains list`)."),
         model: str = typer.Option(..., help="Preset, tiny, hub id or local path."),
@@ -82,8 +74,7 @@ def register(app: typer.Typer) -> None:
         extract: str = typer.Option("strict", help="Which reading fills samples' extracted/correct."),
         seed: int = typer.Option(0, help="Seed for sampling and bootstrap intervals."),
         force: bool = typer.Option(False, "--force", help="Write into a non-empty --out folder."),
-        bertscore_model: Path = typer.Option(None, "--bertscore-model", help=BERTSCORE_MODEL_HELP),
-        bertscore_layers: int = typer.Option(None, "--bertscore-layers", help=BERTSCORE_LAYERS_HELP),
+        metric_options: dict | None = None,
     ) -> None:
         """Generate with a model (+ adapter) on a pack's data and grade with the pack's own grader."""
         from evaluator.evaluation.harness import evaluate
@@ -92,7 +83,7 @@ def register(app: typer.Typer) -> None:
         _check_extract(extract)
         if adapter is not None and not adapter.is_dir():
             fail(f"adapter folder {adapter} does not exist")
-        pack = _pack(domain, bertscore_model, bertscore_layers)
+        pack = _pack(domain, metric_options or {})
         report = _run(
             evaluate,
             pack,
@@ -120,6 +111,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"wrote {out / 'report.json'} and {out / 'samples.jsonl'}")
 
     @app.command("score")
+    @with_metric_options
     def score_cmd(
         domain: str = typer.Option(..., help="Domain pack (`evaluator domains list`)."),
         predictions: Path = typer.Option(..., help="JSONL with question, answer and completion per line."),
@@ -131,8 +123,7 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int = typer.Option(0, help="Seed for the bootstrap intervals."),
         force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
-        bertscore_model: Path = typer.Option(None, "--bertscore-model", help=BERTSCORE_MODEL_HELP),
-        bertscore_layers: int = typer.Option(None, "--bertscore-layers", help=BERTSCORE_LAYERS_HELP),
+        metric_options: dict | None = None,
     ) -> None:
         """Score completions that already exist — no model needed."""
         from evaluator.core.outputs import ensure_new_file
@@ -140,7 +131,7 @@ def register(app: typer.Typer) -> None:
         from evaluator.evaluation.report import render_report, write_report, write_samples
 
         _check_extract(extract)
-        pack = _pack(domain, bertscore_model, bertscore_layers)
+        pack = _pack(domain, metric_options or {})
         _run(ensure_new_file, out, force=force)
         if samples_out is not None:
             if samples_out.resolve() == out.resolve():

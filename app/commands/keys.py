@@ -7,7 +7,7 @@ import datetime as dt
 import typer
 
 from evaluator.app.commands.db import DB_HELP, engine_or_fail
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 keys_app = typer.Typer(name="keys", help="API keys: each key sees only its client's companies or funds.", no_args_is_help=True)
 

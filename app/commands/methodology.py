@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 methodology_app = typer.Typer(
     name="methodology",

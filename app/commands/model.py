@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 
 def register(app: typer.Typer) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 GIB = 1024**3
 
@@ -107,98 +108,75 @@ def print_plan(
         console.print("Even all checklist changes together do not fit; use a larger GPU or a smaller model.")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("plan")
-    def plan_cmd(
-        model: str = typer.Option(
-            None, "--model", "-m", help="Preset, tiny, or a local folder with config.json."
-        ),
-        gpu_mem: float = typer.Option(
-            None, "--gpu-mem", help="GPU memory in GiB (nvidia-smi MiB / 1024), e.g. 48."
-        ),
-        config: Path = typer.Option(
-            None, "--config", "-c", help="YAML run config (as for train); flags override it."
-        ),
-        num_generations: int = typer.Option(None, help="Completions per prompt (default 4)."),
-        max_completion_length: int = typer.Option(None, help="Max new tokens per completion (default 256)."),
-        prompt_length: int = typer.Option(None, help="Prompt tokens to plan for (default 256)."),
-        per_device_batch: int = typer.Option(
-            None, "--per-device-batch", help="Per-device batch (default 4)."
-        ),
-        grad_accum: int = typer.Option(
-            None, "--grad-accum", help="Gradient accumulation (default: smallest valid)."
-        ),
-        lora_r: int = typer.Option(None, "--lora-r", "--lora-rank", help="LoRA rank (default 16)."),
-        lora: bool = typer.Option(
-            None, "--lora/--no-lora", help="LoRA adapter (default) or full fine-tuning."
-        ),
-        quantize: str = typer.Option(None, help="4bit (default on CUDA) or none."),
-        gradient_checkpointing: bool = typer.Option(
-            None,
-            "--gradient-checkpointing/--no-gradient-checkpointing",
-            help="Default: on (as train on CUDA).",
-        ),
-        optim: str = typer.Option(None, help="Optimizer (default paged_adamw_8bit)."),
-        judge: str = typer.Option(
-            None, "--judge", help="Judge model loaded on the same GPU (preset or folder)."
-        ),
-        judge_quantize: str = typer.Option("4bit", "--judge-quantize", help="4bit or none for the judge."),
-        judge_batch: int = typer.Option(8, "--judge-batch", help="Judge prompts per generate call."),
-        as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON instead of a table."),
-    ) -> None:
-        """Estimate peak GPU memory of a QLoRA GRPO run (offline), and the cheapest changes that make it fit."""
-        from evaluator.training.config import ConfigError
-        from evaluator.training.memory.architectures import ArchitectureError
-        from evaluator.training.memory.plan import (
-            JudgeSettings,
-            PlanError,
-            estimate,
-            plan_document,
-            settings_for_train_config,
-            suggest_fixes,
+def plan_run(overrides: dict[str, Any], config: Path | None, extra: dict[str, Any]) -> None:
+    """Estimate peak GPU memory of a QLoRA GRPO run (offline), and the cheapest changes that make it fit."""
+    from evaluator.training.config import ConfigError
+    from evaluator.training.memory.architectures import ArchitectureError, arch_for
+    from evaluator.training.memory.plan import (
+        JudgeSettings,
+        PlanError,
+        estimate,
+        plan_document,
+        settings_for_train_config,
+        suggest_fixes,
+    )
+
+    gpu_mem, judge = extra["gpu_mem"], extra["judge"]
+    if overrides.get("model") is None and config is None:
+        fail("pass --model (a preset such as qwen3-0.6b, tiny, or a local folder with config.json) or --config")
+    if gpu_mem is not None and gpu_mem <= 0:
+        fail(f"--gpu-mem must be a positive number of GiB, not {gpu_mem}")
+    if extra["judge_quantize"] not in ("4bit", "none"):
+        fail(f"--judge-quantize must be 4bit or none, not {extra['judge_quantize']!r}")
+    try:
+        cfg, ga_note = load_train_config(config, overrides)
+        settings = settings_for_train_config(
+            cfg, device="cuda", prompt_length=extra["prompt_length"],
+            gpu_total_bytes=int(gpu_mem * GIB) if gpu_mem is not None else None,
         )
-
-        if model is None and config is None:
-            fail(
-                "pass --model (a preset such as qwen3-0.6b, tiny, or a local folder with config.json) or --config"
+        if judge:
+            settings = settings.replace(
+                judge=JudgeSettings(model=judge, quantize=extra["judge_quantize"], batch_size=extra["judge_batch"])
             )
-        if gpu_mem is not None and gpu_mem <= 0:
-            fail(f"--gpu-mem must be a positive number of GiB, not {gpu_mem}")
-        if judge_quantize not in ("4bit", "none"):
-            fail(f"--judge-quantize must be 4bit or none, not {judge_quantize!r}")
-        overrides = {
-            "model": model,
-            "num_generations": num_generations,
-            "max_completion_length": max_completion_length,
-            "per_device_train_batch_size": per_device_batch,
-            "gradient_accumulation_steps": grad_accum,
-            "lora_r": lora_r,
-            "lora": lora,
-            "quantize": quantize,
-            "gradient_checkpointing": gradient_checkpointing,
-            "optim": optim,
-        }
-        try:
-            cfg, ga_note = load_train_config(config, overrides)
-            settings = settings_for_train_config(
-                cfg, device="cuda", prompt_length=prompt_length,
-                gpu_total_bytes=int(gpu_mem * GIB) if gpu_mem is not None else None,
-            )
-            if judge:
-                settings = settings.replace(
-                    judge=JudgeSettings(model=judge, quantize=judge_quantize, batch_size=judge_batch)
-                )
-            from evaluator.training.memory.architectures import arch_for
+        plan = estimate(arch_for(cfg.model), settings)
+        gpu_bytes = gpu_mem * GIB if gpu_mem is not None else None
+        fixes = suggest_fixes(plan.arch, settings, gpu_bytes) if gpu_bytes is not None else []
+    except (ArchitectureError, ConfigError, PlanError, OSError) as exc:
+        fail(str(exc))
+    if extra["as_json"]:
+        doc = plan_document(plan, gpu_bytes, fixes)
+        if ga_note:
+            doc["notes"].insert(0, ga_note)
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    print_plan(plan, gpu_bytes, fixes, [ga_note] if ga_note else [])
 
-            plan = estimate(arch_for(cfg.model), settings)
-            gpu_bytes = gpu_mem * GIB if gpu_mem is not None else None
-            fixes = suggest_fixes(plan.arch, settings, gpu_bytes) if gpu_bytes is not None else []
-        except (ArchitectureError, ConfigError, PlanError, OSError) as exc:
-            fail(str(exc))
-        if as_json:
-            doc = plan_document(plan, gpu_bytes, fixes)
-            if ga_note:
-                doc["notes"].insert(0, ga_note)
-            typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
-            return
-        print_plan(plan, gpu_bytes, fixes, [ga_note] if ga_note else [])
+
+def _extra(name: str, annotation: Any, option: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+
+
+PLAN_OPTIONS = (
+    _extra("gpu_mem", float | None, typer.Option(None, "--gpu-mem", help="GPU memory in GiB (nvidia-smi MiB / 1024), e.g. 48.")),
+    _extra("prompt_length", int | None, typer.Option(None, "--prompt-length", help="Prompt tokens to plan for (default 256).")),
+    _extra("judge", str | None, typer.Option(None, "--judge", help="Judge model loaded on the same GPU (preset or folder).")),
+    _extra("judge_quantize", str, typer.Option("4bit", "--judge-quantize", help="4bit or none for the judge.")),
+    _extra("judge_batch", int, typer.Option(8, "--judge-batch", help="Judge prompts per generate call.")),
+    _extra("as_json", bool, typer.Option(False, "--json", help="Print the plan as JSON instead of a table.")),
+)  # fmt: skip
+"""The planner's own options; the run's settings are the config's flags (``PLAN_FIELDS``)."""
+
+
+def register(app: typer.Typer) -> None:
+    from evaluator.app.config_options import config_command
+    from evaluator.training.config import TrainConfig
+    from evaluator.training.memory.plan import PLAN_FIELDS
+
+    command = config_command(
+        TrainConfig,
+        plan_run,
+        fields=PLAN_FIELDS,
+        extra=PLAN_OPTIONS,
+        doc="Estimate peak GPU memory of a QLoRA GRPO run (offline), and the cheapest changes that make it fit.",
+    )
+    app.command("plan")(command)

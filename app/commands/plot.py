@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.console import clean_errors, console, err_console, fail
+from evaluator.core.console import clean_errors, console, err_console, fail
 
 
 def _warn(message: str) -> None:

@@ -8,7 +8,7 @@ import os
 import typer
 
 from evaluator.app.commands.db import DB_HELP, engine_or_fail
-from evaluator.app.console import console, fail
+from evaluator.core.console import console, fail
 
 
 def serve(

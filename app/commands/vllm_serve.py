@@ -7,7 +7,7 @@ import subprocess
 
 import typer
 
-from evaluator.app.console import fail
+from evaluator.core.console import fail
 
 
 def register(app: typer.Typer) -> None:

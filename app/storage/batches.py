@@ -20,8 +20,8 @@ from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from evaluator.app.storage.provenance import json_sha256
 from evaluator.app.storage.tables import FundDocument, FundResult, Run
+from evaluator.core.provenance import json_sha256
 
 MAX_CODE_LEN = 200
 

@@ -13,10 +13,12 @@ import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from evaluator.domains.base import DomainPack, Metric, PackError, RewardFn, Score, Verdict
 from evaluator.domains.ko_grammar.answer import normalize_sentence, parse_answer
+from evaluator.domains.ko_grammar.cli import METRIC_OPTIONS
 from evaluator.domains.ko_grammar.metrics import bert_scorer, final_score, reason_tokenizer, rouge1
 from evaluator.domains.ko_grammar.rewards import build_reward_functions
 from evaluator.domains.ko_grammar.sources import load_items
@@ -65,7 +67,14 @@ class KoGrammarPack(DomainPack):
     languages = ("ko",)
     data_help = "synthetic, or a contest-layout .jsonl/.json file (or a folder with one per split)"
     primary_reward = "exact_match"
-    metric_options = ("bertscore_model", "bertscore_num_layers")
+    metric_options = METRIC_OPTIONS
+
+    def check_metric_options(self, options: dict[str, Any]) -> None:
+        model = options.get("bertscore_model")
+        if options.get("bertscore_num_layers") is not None and model is None:
+            raise PackError("--bertscore-layers needs --bertscore-model")
+        if model is not None and not Path(model).is_dir():
+            raise PackError(f"--bertscore-model {model} is not a folder (a local encoder saved with save_pretrained)")
 
     def rubric(self) -> dict[str, Any]:
         return copy.deepcopy(load_rubric())

@@ -12,6 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
+from evaluator.models.hardware import hardware_defaults
 from evaluator.training.memory.architectures import ArchSpec, arch_for
 from evaluator.training.memory.estimate import (
     CUDA_CONTEXT_BYTES,
@@ -154,6 +155,15 @@ def _merge(current: PlanSettings, candidate: PlanSettings, original: PlanSetting
     return current.replace(**changes)
 
 
+PLAN_FIELDS = (
+    "model", "quantize", "lora", "lora_r", "lora_target", "num_generations", "max_completion_length",
+    "per_device_train_batch_size", "gradient_accumulation_steps", "gradient_checkpointing", "optim", "beta",
+    "use_vllm", "vllm_mode", "vllm_gpu_memory_utilization",
+)  # fmt: skip
+"""The run-config fields that decide memory: what :func:`settings_for_train_config` reads (``evaluator plan``'s
+flags)."""
+
+
 def settings_for_train_config(
     cfg: Any, *, device: str = "cuda", prompt_length: int | None = None, gpu_total_bytes: int | None = None
 ) -> PlanSettings:
@@ -168,6 +178,9 @@ def settings_for_train_config(
             batch_size=int(jcfg.get("batch_size") or 8),
             max_new_tokens=int(jcfg.get("max_new_tokens") or 256),
         )
+    hw = hardware_defaults(
+        device, quantize=cfg.quantize, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing
+    )
     return PlanSettings(
         per_device_batch=cfg.per_device_train_batch_size,
         grad_accum=cfg.gradient_accumulation_steps,
@@ -177,11 +190,11 @@ def settings_for_train_config(
         lora=cfg.lora,
         lora_rank=cfg.lora_r,
         lora_target=getattr(cfg, "lora_target", "all-linear") or "all-linear",
-        quantize=cfg.quantize or ("4bit" if cuda else "none"),
-        gradient_checkpointing=cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda,
-        optim=cfg.optim or ("paged_adamw_8bit" if cuda else "adamw_torch"),
-        device=device,
-        compute_dtype="bfloat16" if cuda else "float32",
+        quantize=hw.quantize,
+        gradient_checkpointing=hw.gradient_checkpointing,
+        optim=hw.optim,
+        device=hw.device,
+        compute_dtype=hw.dtype_name,
         beta=float(getattr(cfg, "beta", 0.0) or 0.0),
         judge=judge,
         vllm_gpu_memory_utilization=vllm_utilisation(cfg) if cuda else 0.0,

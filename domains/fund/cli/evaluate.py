@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from evaluator.app.commands.db import prepare_store, store_report_folder
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
+from evaluator.domains.fund.cli import services
 
 fund_app = typer.Typer(
     name="fund",
@@ -118,7 +118,7 @@ def evaluate(
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
-    db_url = prepare_store(db)
+    db_url = services().prepare_db(db)
     _check_out_dir(out, force)
     inputs = {"sheet": sheet, "calendar": calendar, "allow_unadjusted": allow_unadjusted}
     _run_evaluate(
@@ -136,7 +136,7 @@ def evaluate(
         inputs,
     )
     if db_url is not None:
-        store_report_folder(db_url, out, source="evaluate")
+        services().store_folder(db_url, out, source="evaluate")
 
 
 def _model_options(
@@ -176,37 +176,28 @@ def _model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[s
 
     from evaluator.domains.fund.task.model_eval import fund_rows, model_evaluations
     from evaluator.domains.registry import get_pack
-    from evaluator.evaluation.generate import GenerationError, Generator
-    from evaluator.evaluation.harness import evaluate
 
     codes, rows, facts = fund_rows(evaluation)
     run: dict[str, Any] = {"model": options["model"], "adapter": options["adapter"], "generation": {}}
     if not codes:
         err_console.print("[yellow]warning:[/] no fund was rated, so the model has nothing to evaluate")
         return {}, run
+    model = {k: options[k] for k in ("model", "adapter", "quantize", "backend")}
     try:
-        with console.status(f"loading {options['model']}…"):
-            generator = Generator.load(
-                options["model"],
-                adapter=options["adapter"],
-                quantize=options["quantize"],
-                backend=options["backend"],
-            )
         columns = (TextColumn("model evaluations"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
             task = progress.add_task("generate", total=len(rows))
-            report, samples = evaluate(
+            report, samples = services().grade_with_model(
                 get_pack("fund"),
-                generator=generator,
-                dataset=rows,
+                rows,
+                model,
                 style="json",
                 extract="flexible",
                 max_new_tokens=options["max_new_tokens"],
                 batch_size=options["batch_size"],
                 on_batch=lambda idx: progress.advance(task, len(idx)),
-                return_samples=True,
             )
-    except (GenerationError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         fail(f"could not run --model {options['model']}: {exc}")
     run["generation"] = dict(report.get("generation") or {})
     evaluations = model_evaluations(codes, samples, facts, model=options["model"], adapter=options["adapter"])
@@ -234,7 +225,7 @@ def _run_evaluate(
     import pandas as pd
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evaluator.app.storage.provenance import provenance
+    from evaluator.core.provenance import provenance
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.data.sample import sample_universe
     from evaluator.domains.fund.engine.evaluate import evaluate_loaded
@@ -349,15 +340,3 @@ def generate_sample_cmd(
         fail(str(exc))
     console.print(f"wrote {nav_path} ({len(sample.rows):,} NAV rows, {funds} funds) and {bench_path}")
     console.print(f"try: evaluator fund evaluate {nav_path} --benchmark {bench_path} --out reports/")
-
-
-def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
-    from evaluator.app.commands.fund_agreement import agreement
-
-    fund_app.command("agreement")(agreement)
-    from evaluator.app.commands.fund_history import backtest, history
-
-    fund_app.command("history")(history)
-    fund_app.command("backtest")(backtest)
-    app.add_typer(fund_app, name="fund")

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 
 def history(
@@ -49,8 +49,8 @@ def history(
 
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
-    from evaluator.app.commands.db import prepare_store, store_report_folder
-    from evaluator.app.commands.fund import _check_out_dir, _expected_errors, _print_inputs
+    from evaluator.domains.fund.cli import services
+    from evaluator.domains.fund.cli.evaluate import _check_out_dir, _expected_errors, _print_inputs
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.data.readers import DataError
     from evaluator.domains.fund.data.sample import sample_universe
@@ -71,7 +71,7 @@ def history(
             raise DataError(f"--from {first} is after --to {last}")
     except DataError as exc:
         fail(escape(str(exc)))
-    db_url = prepare_store(db)
+    db_url = services().prepare_db(db)
     _check_out_dir(out, force)
     try:
         doc = resolve_rubric(rubric)
@@ -115,7 +115,7 @@ def history(
         f"history.parquet, history.csv, latest/ and {summary.name} in {out}"
     )
     if db_url is not None:
-        store_report_folder(db_url, out / LATEST, source="history")
+        services().store_folder(db_url, out / LATEST, source="history")
 
 
 def backtest(

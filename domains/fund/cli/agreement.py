@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from evaluator.app.console import console, err_console, fail
+from evaluator.core.console import console, err_console, fail
 
 BY_TYPE = {"유형", "type", "펀드유형", "fund_type"}
 JSON_NAME = "agreement.json"

@@ -1,0 +1,34 @@
+"""The fund pack's commands (``evaluator fund …``), mounted by the application from the pack's ``cli`` module.
+
+``register`` receives the application's :class:`~evaluator.domains.base.CommandServices` (the database for
+``--db``, the evaluation harness for ``--model``), since both sit above the packs.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from evaluator.domains.base import CommandServices
+
+_services: CommandServices | None = None
+
+
+def services() -> CommandServices:
+    """What the application handed in when it mounted these commands."""
+    if _services is None:
+        raise RuntimeError("the fund commands were not mounted with the application's services (evaluator.app.cli)")
+    return _services
+
+
+def register(app: typer.Typer, given: CommandServices) -> None:
+    """Attach ``evaluator fund …`` to the root app."""
+    global _services
+    _services = given
+    from evaluator.domains.fund.cli.agreement import agreement
+    from evaluator.domains.fund.cli.evaluate import fund_app
+    from evaluator.domains.fund.cli.history import backtest, history
+
+    fund_app.command("agreement")(agreement)
+    fund_app.command("history")(history)
+    fund_app.command("backtest")(backtest)
+    app.add_typer(fund_app, name="fund")
