@@ -39,9 +39,9 @@ SPEC = {
 }
 GRPO_SHORT = {"max_steps": 12, "num_generations": 4, "per_device_train_batch_size": 8}
 """Every RL arm's budget: 12 steps of 2 prompts × 4 completions. Set per arm rather than in ``base`` so the
-warm start (whose hash covers the base fields it inherits) stays the one measured with the base above; on a
-2-core machine shared with other jobs (load average 13–14) a base of 30 steps × 16 completions did not fit
-the 20-minute budget."""
+warm start (whose hash covers the base fields it inherits) stays the one measured with the base above. On an
+idle 2-core machine the whole run should take ~10 minutes (the warm start ~2.5 of them); on the shared machine
+of the recorded run (load average 14–24) it took 53 minutes, 31 of them the warm start."""
 
 
 def main() -> None:
