@@ -63,7 +63,7 @@ def test_cross_field_problems_name_their_arm_and_grid_expands() -> None:
 
 def _write(tmp_path: Path, doc: dict[str, Any], name: str = "spec.yaml") -> Path:
     path = tmp_path / name
-    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
 
 
