@@ -58,12 +58,18 @@ class BenchPack(GSM8KPack):
     def reward_functions(self) -> dict[str, Any]:
         return {"token_id": token_id_reward}
 
-    def default_weights(self) -> dict[str, float]:
-        return {"token_id": 1.0}
+    def rubric(self) -> dict[str, Any]:
+        """GSM8K's rubric with its reward table replaced (the registry checks the table names these rewards)."""
+        doc = super().rubric()
+        doc["rewards"] = {"token_id": {"weight": 1.0, "description": "varies with the generated token ids"}}
+        return doc
+
+
+SMOKE_VOCAB = 1024  # the offline tiny tokenizer's vocabulary: every id it produces has an embedding
 
 
 def shrink(arch: Any) -> Any:
-    """A 2-layer, narrow version of ``arch`` (same family and vocabulary) for ``--cpu-smoke``."""
+    """A 2-layer, narrow version of ``arch`` (same family, the tiny tokenizer's vocabulary) for ``--cpu-smoke``."""
     extra = dict(arch.extra)
     if "layer_types" in extra:
         extra["layer_types"] = extra["layer_types"][:2]
@@ -72,6 +78,7 @@ def shrink(arch: Any) -> Any:
         num_hidden_layers=2,
         hidden_size=128,
         intermediate_size=256,
+        vocab_size=min(arch.vocab_size, SMOKE_VOCAB),
         num_attention_heads=4,
         num_key_value_heads=2,
         head_dim=32,
@@ -125,15 +132,74 @@ def adapter_moved(out: Path) -> bool:
     return any(torch.count_nonzero(v) > 0 for k, v in state.items() if "lora_B" in k)
 
 
+def measure_training(
+    cfg: Any, plan: Any, *, cuda: bool, keep_logs: Path | None = None, callbacks: tuple[Any, ...] = ()
+) -> dict[str, Any]:
+    """Train ``cfg`` in this process and measure it against ``plan``; an OOM is a result, not a crash.
+
+    Peak memory is ``torch.cuda.max_memory_allocated`` since this call (reset first). Generated tokens/s is end
+    to end (generation plus the training step), from the metrics the run writes. ``keep_logs`` receives copies of
+    the run's metrics, summary and config before the caller deletes the run folder.
+    """
+    import torch
+
+    from evaluator.training.grpo import train
+    from evaluator.training.memory.oom import TrainingOOM
+    from evaluator.training.memory.plan import OOM_ADVICE
+
+    out = Path(cfg.output_dir)
+    result: dict[str, Any] = {}
+    if cuda:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
+    try:
+        summary = train(cfg, progress=False, callbacks=callbacks)
+    except TrainingOOM as exc:
+        result.update(status="OOM", message=str(exc), advice_shown=OOM_ADVICE in str(exc))
+        summary = None
+    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
+    if cuda:
+        result["measured_max_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
+        result["measured_max_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
+        est, got = plan.torch_allocated_bytes, result["measured_max_allocated_bytes"]
+        result["error"] = (est - got) / got if got else None
+    if keep_logs is not None:
+        keep_logs.mkdir(parents=True, exist_ok=True)
+        for name in ("metrics.jsonl", "run_summary.json", "run_config.yaml", "judge_evaluations.jsonl"):
+            if (out / name).exists():
+                shutil.copy2(out / name, keep_logs / name)
+    if summary is not None:
+        rows = read_metrics(out)
+        per_step = cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps
+        step_time = sum(float(r.get("step_time") or 0.0) for r in rows)
+        tokens = sum(float(r.get("completions/mean_length") or 0.0) * per_step for r in rows)
+        losses = [r.get("loss") for r in rows]
+        norms = [r.get("grad_norm") for r in rows]
+        clipped = [float(r["completions/clipped_ratio"]) for r in rows if r.get("completions/clipped_ratio") is not None]
+        result.update(
+            status="ok",
+            steps=len(rows),
+            stopped_for_time=bool(summary.get("stopped_for_time")),
+            seconds_per_step=summary.get("seconds_per_step"),
+            generated_tokens_per_s=round(tokens / step_time, 1) if step_time else None,
+            clipped_ratio=round(sum(clipped) / len(clipped), 3) if clipped else None,
+            finite_loss_and_grad=bool(rows)
+            and all(v is not None and math.isfinite(float(v)) for v in losses + norms),
+            lora_moved=adapter_moved(out),
+            resolved=summary.get("resolved"),
+            judge=summary.get("judge"),
+        )
+    return result
+
+
 def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Build, train 3 steps, measure, and compare with the plan; an OOM is a result, not a crash."""
     import torch
 
     from evaluator.training.config import TrainConfig
-    from evaluator.training.grpo import train
     from evaluator.training.memory.architectures import PRESET_ARCHS
-    from evaluator.training.memory.oom import TrainingOOM
-    from evaluator.training.memory.plan import OOM_ADVICE, longest_prompt_tokens, plan_for_train_config
+    from evaluator.training.memory.plan import longest_prompt_tokens, plan_for_train_config
 
     cuda = not args.cpu_smoke
     arch = PRESET_ARCHS[name] if cuda else shrink(PRESET_ARCHS[name])
@@ -168,37 +234,7 @@ def run_model(name: str, args: argparse.Namespace, work: Path) -> dict[str, Any]
         "estimate_total_bytes": plan.total_bytes,
         "estimate_peak_phase": plan.peak_phase,
     }
-    if cuda:
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-    t0 = time.perf_counter()
-    try:
-        summary = train(cfg, progress=False)
-    except TrainingOOM as exc:
-        result.update(status="OOM", message=str(exc), advice_shown=OOM_ADVICE in str(exc))
-        summary = None
-    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
-    if cuda:
-        result["measured_max_allocated_bytes"] = int(torch.cuda.max_memory_allocated())
-        result["measured_max_reserved_bytes"] = int(torch.cuda.max_memory_reserved())
-        est, got = plan.torch_allocated_bytes, result["measured_max_allocated_bytes"]
-        result["error"] = (est - got) / got if got else None
-    if summary is not None:
-        rows = read_metrics(out)
-        step_time = sum(float(r.get("step_time") or 0.0) for r in rows)
-        tokens = sum(
-            float(r.get("completions/mean_length") or 0.0) * args.per_device_batch * args.grad_accum
-            for r in rows
-        )
-        losses = [r.get("loss") for r in rows]
-        norms = [r.get("grad_norm") for r in rows]
-        result.update(
-            status="ok",
-            seconds_per_step=summary.get("seconds_per_step"),
-            generated_tokens_per_s=round(tokens / step_time, 1) if step_time else None,
-            finite_loss_and_grad=all(v is not None and math.isfinite(float(v)) for v in losses + norms),
-            lora_moved=adapter_moved(out),
-        )
+    result.update(measure_training(cfg, plan, cuda=cuda))
     shutil.rmtree(ckpt, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     gc.collect()

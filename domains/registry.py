@@ -39,7 +39,7 @@ def pack_cli_modules() -> list[Any]:
     found = []
     for name in pack_names():
         package = _PACKS[name].partition(":")[0].rpartition(".")[0]
-        if find_spec(f"{package}.cli") is not None:
+        if package and find_spec(f"{package}.cli") is not None:  # a top-level plug-in module has no package
             found.append(import_module(f"{package}.cli"))
     return found
 

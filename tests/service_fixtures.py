@@ -97,12 +97,15 @@ def loaded(db_url: str, report_folders: dict[str, Path]) -> Iterator[Loaded]:
         engine.dispose()
 
 
-def client_for(loaded: Loaded):  # type: ignore[no-untyped-def]
+def client_for(loaded: Loaded, settings: Any = None):  # type: ignore[no-untyped-def]
+    """A test client for the API app; the per-key rate limit is off unless ``settings`` turn it on."""
     from fastapi.testclient import TestClient
 
     from evaluator.app.api.server import create_app
+    from evaluator.app.api.settings import Settings
 
-    return TestClient(create_app(engine=loaded.engine), raise_server_exceptions=False)
+    app = create_app(engine=loaded.engine, settings=settings or Settings(rate_per_minute=0))
+    return TestClient(app, raise_server_exceptions=False)
 
 
 def auth(key: str) -> dict[str, str]:

@@ -56,7 +56,7 @@ def test_a_weekend_priced_fund_changes_no_other_funds_result() -> None:
             assert (g.status, g.grade, g.metrics, g.warnings) == (f.status, f.grade, f.metrics, f.warnings)
         m = after.fund("MMF01")
         assert m.status != ERROR and any("주말·휴일" in w for w in m.warnings)
-        assert after.inputs["calendar"]["calendar"] == ("majority" if bm is None else "benchmark")
+        assert after.inputs["calendar"]["calendar"] == "majority"
 
 
 def test_short_holes_are_filled_forward_with_a_warning_and_long_ones_are_errors() -> None:
@@ -85,13 +85,8 @@ def test_a_calendar_file_decides_the_market_dates() -> None:
 def test_a_sparse_benchmark_or_calendar_never_turns_daily_returns_into_weekly_ones() -> None:
     navs = _navs(10, 3, seed=6)
     weekly = pd.Series(np.linspace(1000, 1200, len(navs.index[::5])), index=navs.index[::5])
-    ev = evaluate_universe(navs, _meta(list(navs.columns)), benchmark=weekly)
-    assert ev.inputs["calendar"]["calendar"].startswith("majority")
-    plain = evaluate_universe(navs, _meta(list(navs.columns)))
-    assert (
-        ev.fund("F000").metrics["1y"]["annualized_volatility"]
-        == plain.fund("F000").metrics["1y"]["annualized_volatility"]
-    )
+    with pytest.raises(DataError, match="BENCHMARK has no level on 4 consecutive market dates"):
+        evaluate_universe(navs, _meta(list(navs.columns)), benchmark=weekly)
     with pytest.raises(DataError, match="--calendar holds"):
         evaluate_universe(navs, _meta(list(navs.columns)), calendar=pd.DatetimeIndex(navs.index[::5]))
 

@@ -92,13 +92,14 @@ def test_per_fund_row_problems_leave_other_funds_alone(tmp_path: Path) -> None:
     assert (
         "중복" in text
         and "오름차순" in text
-        and "비어 있습니다" in text
+        and "비어 있습니다" not in text
         and "'abc'" in text
         and "'2024-13-45'" in text
     )
     assert set(issues) == {"KR001"}
     assert navs["KR002"].notna().sum() == 6
     assert "no fund code" in warnings[0]
+    assert any("have no 기준가격" in w for w in warnings)
 
 
 def test_wide_file_blank_cells_are_absence_not_errors(tmp_path: Path) -> None:

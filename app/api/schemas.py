@@ -75,3 +75,21 @@ class Summary(BaseModel):
     as_of: str | None
     funds: int
     grade_distribution: dict[str, dict[str, int]]
+
+
+class JobStarted(BaseModel):
+    job_id: int
+    url: str
+
+
+class JobState(BaseModel):
+    job_id: int
+    kind: str
+    state: str = Field(description="queued, running, done or failed")
+    progress: float = Field(description="0 to 1")
+    stage: str
+    message: str | None = Field(description="Why it failed (the loader's message), or a note when done.")
+    run_id: int | None = Field(description="The stored batch, when done.")
+    params: dict
+    created_at: str
+    updated_at: str

@@ -17,13 +17,19 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BeforeValidator
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from evaluator.app.api import schemas
-from evaluator.app.storage import queries
+from evaluator.app.api.assets import AssetStore
+from evaluator.app.api.docs import add_offline_docs
+from evaluator.app.api.evaluation_routes import BodyLimit, add_evaluation_routes
+from evaluator.app.api.settings import Settings
+from evaluator.app.storage import queries, ratelimit
 from evaluator.app.storage.apikeys import Principal, authenticate
 from evaluator.app.storage.database import ENV_URL, open_database, service_url
 
@@ -38,6 +44,7 @@ bearer = HTTPBearer(auto_error=False, description="An API key from `evaluator ke
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.ErrorBody, "description": "Missing, malformed, unknown, revoked or expired key."},
     422: {"model": schemas.ErrorBody, "description": "A query parameter is not valid."},
+    429: {"model": schemas.ErrorBody, "description": "Too many requests for this key (see Retry-After)."},
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": schemas.ErrorBody, "description": "No such fund among those this key may see."}
@@ -46,6 +53,52 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 
 def _text() -> Any:
     return Query(max_length=100, pattern=TEXT_PATTERN)
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _iso_date_only(value: Any) -> Any:
+    """Refuse what pydantic would read as a date but a person did not write as one (``0`` is 1970-01-01)."""
+    if value is not None and not (isinstance(value, str) and ISO_DATE.match(value)):
+        raise ValueError("must be a date written YYYY-MM-DD")
+    return value
+
+
+AsOf = Annotated[
+    dt.date | None,
+    BeforeValidator(_iso_date_only),
+    Query(description="An as-of date, YYYY-MM-DD (default: each fund's newest)."),
+]
+
+
+def allow_header(request: Request, exc: HTTPException) -> dict[str, str]:
+    """The exception's headers; on 405, Allow lists the methods of EVERY route on the path (RFC 9110)
+    (Starlette names only the first matching route's, so GET /login beside POST /login said "GET")."""
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        methods = [m for m in METHODS if any(route.matches({**request.scope, "method": m})[0] is Match.FULL
+                                             for route in request.app.router.routes)]
+        if methods:
+            headers["Allow"] = ", ".join(methods)
+    return headers
+
+
+class RateLimited(Exception):
+    """Too many requests for one key in the current window (answered 429 with Retry-After)."""
+
+    def __init__(self, retry_after: int) -> None:
+        self.retry_after = retry_after
+
+
+def check_rate(session: Session, settings: Settings, key_id: str) -> None:
+    """Count one request for ``key_id`` in the database; raise :class:`RateLimited` past the limit."""
+    if settings.rate_per_minute <= 0:
+        return
+    verdict = ratelimit.hit_or_pass(session, f"key:{key_id}", settings.rate_per_minute, 60)
+    if not verdict.allowed:
+        raise RateLimited(verdict.retry_after)
 
 
 def _json(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -87,16 +140,27 @@ class AccessLog:
             )
 
 
-def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastAPI:
-    """The app for ``url`` (or a given engine); the schema must already be current (`evaluator db upgrade`)."""
+def create_app(
+    url: str | None = None, *, engine: Engine | None = None, settings: Settings | None = None
+) -> FastAPI:
+    """The app for ``url`` (or a given engine); the schema must already be current (`evaluator db upgrade`).
+
+    ``app.state`` carries what other routers reuse: ``engine``, ``sessions`` (a sessionmaker),
+    ``settings`` and ``assets`` (an :class:`AssetStore` served under /assets/).
+    """
     engine = engine or open_database(service_url(url), migrate=False)
     sessions = sessionmaker(engine, expire_on_commit=False)
+    settings = settings or Settings.from_env()
     app = FastAPI(
         title="evaluator fund evaluations API",
         version="1",
         description="Stored fund evaluations for client firms (위탁사). Each key sees only its own funds.",
+        docs_url=None,
+        redoc_url=None,
     )
-    app.state.engine = engine
+    assets = AssetStore()
+    app.state.engine, app.state.sessions, app.state.settings, app.state.assets = engine, sessions, settings, assets
+    add_offline_docs(app, assets)
 
     def db() -> Iterator[Session]:
         with sessions() as session:
@@ -111,17 +175,25 @@ def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastA
         if who is None:
             raise HTTPException(401, "missing or invalid API key")
         request.state.key_id = who.key_id
+        check_rate(session, settings, who.key_id)
         return who
 
     Caller = Annotated[Principal, Depends(principal)]
     Db = Annotated[Session, Depends(db)]
 
     @app.exception_handler(HTTPException)
-    async def http_error(_request: Request, exc: HTTPException) -> Response:
-        kinds = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
-        headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        kinds = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
+        headers = allow_header(request, exc)
+        if exc.status_code == 401:
+            headers["WWW-Authenticate"] = "Bearer"
         detail = exc.detail if exc.status_code != 404 or exc.detail != "Not Found" else "no such resource"
         return _error(exc.status_code, kinds.get(exc.status_code, "error"), detail, headers)
+
+    @app.exception_handler(RateLimited)
+    async def too_many(_request: Request, exc: RateLimited) -> Response:
+        return _error(429, "rate_limited", "too many requests for this key; try again later",
+                      {"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> Response:
@@ -144,6 +216,11 @@ def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastA
         session.execute(select(1))
         return _json({"status": "ok"})
 
+    @app.get("/assets/{name:path}", include_in_schema=False)
+    def asset(name: str, request: Request) -> Response:
+        """Packaged static files (long-cached, gzip); see :class:`AssetStore`."""
+        return assets.response(name, request)
+
     @app.get("/api/v1/runs", response_model=schemas.RunList, responses=ERRORS, tags=["runs"])
     def runs(who: Caller, session: Db) -> Response:
         """Stored batches that hold funds this key may see (counts cover only those funds)."""
@@ -157,7 +234,7 @@ def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastA
         grade: Annotated[int | None, Query(ge=1, le=5)] = None,
         company: Annotated[str | None, _text()] = None,
         q: Annotated[str | None, _text()] = None,
-        as_of: Annotated[dt.date | None, Query()] = None,
+        as_of: AsOf = None,
         page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
         page_size: Annotated[int, Query(ge=1, le=1_000_000)] = 20,
     ) -> Response:
@@ -203,7 +280,7 @@ def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastA
 
     @app.get("/api/v1/summary", response_model=schemas.Summary, responses=ERRORS, tags=["summary"])
     def summary(
-        who: Caller, session: Db, as_of: Annotated[dt.date | None, Query()] = None
+        who: Caller, session: Db, as_of: AsOf = None
     ) -> Response:
         """Grade distribution per 유형 over the funds this key may see."""
         dist = queries.summary(session, who, as_of)
@@ -215,6 +292,8 @@ def create_app(url: str | None = None, *, engine: Engine | None = None) -> FastA
             }
         )
 
+    add_evaluation_routes(app, Caller, Db, ERRORS, _json)
+    app.add_middleware(BodyLimit, max_bytes=int(settings.upload_max_mb * 3 * (1 << 20)) + (1 << 20))
     app.add_middleware(AccessLog)
     return app
 

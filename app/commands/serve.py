@@ -1,9 +1,10 @@
-"""`evaluator serve` — the read-only HTTP API (FastAPI on uvicorn) over the evaluation database."""
+"""`evaluator serve` — the HTTP API and the web pages (FastAPI on uvicorn) over the evaluation database."""
 
 from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import typer
 
@@ -16,27 +17,52 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="TCP port."),
     workers: int = typer.Option(1, "--workers", help="Worker processes (state lives in the database)."),
+    rate_limit: int | None = typer.Option(
+        None, "--rate-limit", help="Requests per key per minute, API and pages (default 600; 0 = off)."
+    ),
+    runs: list[Path] = typer.Option(
+        None, "--runs", help="A folder of training runs, evaluations and experiments to show at /runs "
+        "(admin keys only; repeatable; read, never written).",
+    ),
+    forwarded_allow_ips: str = typer.Option(
+        "127.0.0.1", "--forwarded-allow-ips",
+        help="Proxies whose X-Forwarded-Proto/For are trusted (session cookies are Secure over HTTPS).",
+    ),
 ) -> None:
-    """Serve /api/v1 (runs, funds, fund reports and history, summary) with bearer keys; docs at /docs."""
+    """Serve the pages (sign in with a key at /login) and /api/v1 with bearer keys; docs at /docs."""
     import uvicorn
 
+    from evaluator.app.api.settings import ENV_RATE
     from evaluator.app.storage.database import ENV_URL, service_url
 
     if workers < 1 or not 0 < port < 65536:
         fail("--workers must be at least 1 and --port between 1 and 65535")
+    if rate_limit is not None:
+        if rate_limit < 0:
+            fail("--rate-limit must be 0 (off) or more")
+        os.environ[ENV_RATE] = str(rate_limit)
+    from evaluator.app.web.run_pages import ENV_RUNS
+
+    bad = [str(r) for r in runs or [] if not r.is_dir()]
+    if bad:
+        fail(f"--runs: not a folder: {', '.join(bad)}")
+    if runs:
+        os.environ[ENV_RUNS] = os.pathsep.join(str(r.resolve()) for r in runs)  # every worker scans the same
     url = service_url(db)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     engine_or_fail(url, migrate=False).dispose()  # refuse early: unreachable DB or schema not current
     os.environ[ENV_URL] = url  # every worker reads the same URL
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    console.print(f"serving on http://{host}:{port} (docs at /docs) with {workers} worker(s)")
+    console.print(f"serving on http://{host}:{port} (sign in at /login, docs at /docs) with {workers} worker(s)")
     uvicorn.run(
-        "evaluator.app.api.server:app_from_env",
+        "evaluator.app.web.app:app_from_env",
         factory=True,
         host=host,
         port=port,
         workers=workers,
+        proxy_headers=True,
+        forwarded_allow_ips=forwarded_allow_ips,
         access_log=False,  # the app logs each request itself, with the key id and latency
         log_level="warning",
     )

@@ -162,4 +162,14 @@ def authenticate(session: Session, token: str) -> Principal | None:
         return None
     if not verify_secret(key_id, secret, key.secret_hash):
         return None
+    return principal_of(key)
+
+
+def principal_of(key: ApiKey) -> Principal:
     return Principal(key.id, key.client, bool(key.admin), tuple(key.companies or ()), tuple(key.funds or ()))
+
+
+def active_principal(session: Session, key_id: str) -> Principal | None:
+    """The key's principal when it is still active (read now: a revoked or expired key is None at once)."""
+    key = session.get(ApiKey, key_id)
+    return principal_of(key) if key is not None and key_state(key) == "active" else None

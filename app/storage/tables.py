@@ -97,3 +97,44 @@ class ApiKey(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     expires_on: Mapped[dt.date | None] = mapped_column(Date, nullable=True)  # last valid day (UTC)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class WebSession(Base):
+    """A signed-in browser: the cookie holds a random token, the row only its SHA-256 (so a copy of the
+    database cannot be replayed as a cookie). Every worker reads it; logout or key revocation ends it."""
+
+    __tablename__ = "web_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    csrf: Mapped[str] = mapped_column(String(64))  # compared with the token every state-changing form posts
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RateCounter(Base):
+    """A fixed-window counter per bucket ("key:<id>", "login:<address>"), shared by every worker."""
+
+    __tablename__ = "rate_counters"
+
+    bucket: Mapped[str] = mapped_column(String(120), primary_key=True)
+    window: Mapped[int] = mapped_column(Integer)  # epoch seconds // window length
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class Job(Base):
+    """A background evaluation started by an upload: its state lives here so every worker can show it."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key_id: Mapped[str] = mapped_column(String(32), index=True)  # who started it
+    kind: Mapped[str] = mapped_column(String(20))  # "evaluate"
+    state: Mapped[str] = mapped_column(String(20))  # queued, running, done, failed
+    progress: Mapped[float] = mapped_column(Float, default=0.0)  # 0..1
+    stage: Mapped[str] = mapped_column(String(200), default="")
+    message: Mapped[str | None] = mapped_column(Text, nullable=True)  # the loader's message on failure
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)  # as-of, file names and sizes (never contents)
+    run_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -25,6 +25,21 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return (DataError, RubricError, OutputExistsError)
 
 
+def check_outliers(mode: str) -> str:
+    """``--outliers``: error, repair or keep (checked before any work)."""
+    from evaluator.domains.fund.engine.outliers import MODES
+
+    mode = mode.strip().lower()
+    if mode not in MODES:
+        fail(f"--outliers must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode
+
+
+def run_notes(evaluation: Any) -> list[str]:
+    """What the engine says once for the whole run (a benchmark on its own calendar)."""
+    return list((evaluation.inputs.get("calendar") or {}).get("notes") or [])
+
+
 def _check_out_dir(out: Path, force: bool) -> None:
     """Refuse before any work, so a long batch never ends in "folder exists"."""
     if out.exists() and not out.is_dir():
@@ -82,12 +97,24 @@ def evaluate(
         help="Excel sheet of DATA (name or 1-based number; default: the first with a header).",
     ),
     calendar: Path | None = typer.Option(
-        None, "--calendar", help="Market dates file (a date column); default: the benchmark's dates."
+        None,
+        "--calendar",
+        help="Market dates file (a date column); default: the dates most funds are priced on (the benchmark "
+        "is aligned to them, never the other way round).",
     ),
     allow_unadjusted: bool = typer.Option(
         False,
         "--allow-unadjusted",
         help="Grade funds whose 기준가격 shows unadjusted 결산 resets anyway (with a warning).",
+    ),
+    outliers: str = typer.Option(
+        "error",
+        "--outliers",
+        help="NAV typos (a price far outside the fund's volatility that comes back): error (default: the fund "
+        "is not graded), repair (read as missing, filled forward) or keep (graded as given); always with a reason.",
+    ),
+    type_column: str | None = typer.Option(
+        None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형, 중유형 or 대유형."
     ),
     sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
     sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
@@ -117,10 +144,17 @@ def evaluate(
         fail("give either a DATA file or --sample (not both)")
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
+    outliers = check_outliers(outliers)
     model_options = _model_options(model, adapter, quantize, backend, batch_size, max_new_tokens)
     db_url = services().prepare_db(db)
     _check_out_dir(out, force)
-    inputs = {"sheet": sheet, "calendar": calendar, "allow_unadjusted": allow_unadjusted}
+    inputs = {
+        "sheet": sheet,
+        "calendar": calendar,
+        "allow_unadjusted": allow_unadjusted,
+        "outliers": outliers,
+        "type_column": type_column,
+    }
     _run_evaluate(
         data,
         out,
@@ -252,15 +286,20 @@ def _run_evaluate(
                     risk_free=risk_free,
                     sheet=inputs.get("sheet"),
                     calendar=inputs.get("calendar"),
+                    type_column=inputs.get("type_column"),
                 )
         _print_inputs(universe)
         with console.status(
             f"computing metrics and grades for {universe.navs.shape[1] + len(universe.issues)} funds…"
         ):
             evaluation = evaluate_loaded(
-                universe, doc, as_of=when, allow_unadjusted=bool(inputs.get("allow_unadjusted"))
+                universe,
+                doc,
+                as_of=when,
+                allow_unadjusted=bool(inputs.get("allow_unadjusted")),
+                outliers=str(inputs.get("outliers") or "error"),
             )
-        evaluation.inputs["provenance"] = provenance(universe.sources, doc)
+        evaluation.inputs["provenance"] = provenance({**universe.sources, **_options(inputs)}, doc)
         evaluations, run = _model_evaluations(evaluation, model_options) if model_options else (None, None)
         columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
@@ -276,9 +315,21 @@ def _run_evaluate(
             )
     except errors as exc:
         fail(str(exc))
-    _print_summary(evaluation, outcome, universe.warnings)
+    _print_summary(evaluation, outcome, [*universe.warnings, *run_notes(evaluation)])
     if evaluations is not None:
         _print_model_summary(outcome)
+
+
+def _options(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Flags that change grades on the same files are part of a stored batch's identity (only when set, so
+    a default run keeps the identity it always had)."""
+    chosen = {
+        "outliers": inputs.get("outliers") if inputs.get("outliers") not in (None, "error") else None,
+        "type_column": inputs.get("type_column"),
+        "allow_unadjusted": True if inputs.get("allow_unadjusted") else None,
+    }
+    chosen = {k: v for k, v in chosen.items() if v is not None}
+    return {"options": chosen} if chosen else {}
 
 
 def _print_inputs(universe: Any) -> None:

@@ -32,10 +32,21 @@ def history(
     ),
     sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
     calendar: Path | None = typer.Option(
-        None, "--calendar", help="Market dates file (a date column); default: the benchmark's dates."
+        None,
+        "--calendar",
+        help="Market dates file (a date column); default: the dates most funds are priced on (the benchmark "
+        "is aligned to them, never the other way round).",
     ),
     allow_unadjusted: bool = typer.Option(
         False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
+    ),
+    outliers: str = typer.Option(
+        "error",
+        "--outliers",
+        help="NAV typos: error (default: not graded on the dates whose windows hold them), repair or keep.",
+    ),
+    type_column: str | None = typer.Option(
+        None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
     ),
     sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
     sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
@@ -50,7 +61,13 @@ def history(
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
     from evaluator.domains.fund.cli import services
-    from evaluator.domains.fund.cli.evaluate import _check_out_dir, _expected_errors, _print_inputs
+    from evaluator.domains.fund.cli.evaluate import (
+        _check_out_dir,
+        _expected_errors,
+        _print_inputs,
+        check_outliers,
+        run_notes,
+    )
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.data.readers import DataError
     from evaluator.domains.fund.data.sample import sample_universe
@@ -63,6 +80,7 @@ def history(
     if sample and (sample_funds < 20 or sample_years < 1):
         fail("--sample-funds must be at least 20 and --sample-years at least 1")
     freq = freq.strip().upper()
+    outliers = check_outliers(outliers)
     try:
         first, last = parse_month(start, "--from"), parse_month(end, "--to")
         if freq not in ("M", "Q"):
@@ -83,7 +101,13 @@ def history(
             else:
                 assert data is not None
                 universe = load_universe(
-                    data, meta=meta, benchmark=benchmark, risk_free=risk_free, sheet=sheet, calendar=calendar
+                    data,
+                    meta=meta,
+                    benchmark=benchmark,
+                    risk_free=risk_free,
+                    sheet=sheet,
+                    calendar=calendar,
+                    type_column=type_column,
                 )
         _print_inputs(universe)
         dates = as_of_dates(universe, first, last, freq)
@@ -93,6 +117,7 @@ def history(
                 doc,
                 dates,
                 allow_unadjusted=allow_unadjusted,
+                outliers=outliers,
                 on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
             )
         inputs = {
@@ -100,13 +125,13 @@ def history(
             "to": str(last),
             "sources": universe.sources,
             "allow_unadjusted": allow_unadjusted,
+            "outliers": outliers,
         }
-        summary = write_history(
-            result, out, freq=freq, force=force, warnings=universe.warnings, inputs=inputs
-        )
+        warnings = [*universe.warnings, *run_notes(result.last)]
+        summary = write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
     except _expected_errors() as exc:
         fail(escape(str(exc)))
-    for w in universe.warnings:
+    for w in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")
     rated = int((result.table["status"] == "ok").sum())
     console.print(

@@ -19,6 +19,7 @@ import pandas as pd
 
 from evaluator.domains.fund.data.readers import (
     DataError,
+    canonical,
     clean_text,
     column_units,
     is_blank,
@@ -139,6 +140,8 @@ def check_rows(
             _add(
                 issues, r["fund_code"], f"기준가격이 비어 있습니다 ({_day(r['date'])} 등 {int(r['count'])}건)"
             )
+    else:
+        _blank_prices(long, blank & ~bad_date, issues, warnings)
     dated = long.loc[~bad_date]
     dup = dated.duplicated(["fund_code", "date"], keep=False).to_numpy()
     for _, r in _first_per_fund(dated, dup).iterrows():
@@ -156,6 +159,25 @@ def check_rows(
         )
     clean = dated.loc[dated["nav"].notna()].drop_duplicates(["fund_code", "date"], keep="first")
     return clean, issues, warnings
+
+
+def _blank_prices(
+    long: pd.DataFrame, blank: np.ndarray, issues: dict[str, list[str]], warnings: list[str]
+) -> None:
+    """A price written as blank, ``-``, ``—``, ``N/A`` … is a date without a NAV (the calendar's fill rule
+    applies); a fund with no price at all is an error, so it never disappears from the batch."""
+    if not blank.any():
+        return
+    hit = long.loc[blank]
+    first = hit.iloc[0]
+    warnings.append(
+        f"{int(blank.sum())} row(s) have no 기준가격 (blank, '-', 'N/A' …) and are read as dates without a NAV "
+        f"(first: {first['fund_code']} {_day(first['date'])}); each fund's report says which dates were filled"
+    )
+    priced = set(long.loc[~blank & long["nav"].notna().to_numpy(), "fund_code"])
+    for code, rows in hit.groupby("fund_code", sort=False):
+        if code not in priced:
+            _add(issues, str(code), f"기준가격이 모두 비어 있습니다 ({_day(rows['date'].iloc[0])} 등 {len(rows)}건)")
 
 
 def nav_matrix(clean: pd.DataFrame) -> pd.DataFrame:
@@ -190,10 +212,31 @@ def navs_from_frame(
     return navs, issues, meta, warnings, layout
 
 
+def use_type_column(frame: pd.DataFrame, name: str | None) -> tuple[pd.DataFrame, bool]:
+    """``--type-column NAME``: that column becomes the 유형 (peer group); any other 유형 column is set aside.
+
+    Returns the frame and whether it had the column.
+    """
+    if name is None:
+        return frame, False
+    chosen = next((c for c in frame.columns if str(c).strip() == name.strip()), None)
+    if chosen is None:
+        return frame, False
+    others = {c: f"unused:{c}" for c in frame.columns if c != chosen and canonical(c) == "type"}
+    return frame.rename(columns={**others, chosen: "유형"}), True
+
+
+def type_candidates(columns: list[str]) -> list[str]:
+    """Columns that look like a peer-group column (대유형, 중유형, 소유형, 분류 …) for the error message."""
+    keys = ("유형", "type", "분류", "class", "category", "group")
+    return [c for c in columns if any(k in str(c).lower() for k in keys)]
+
+
 def read_navs_frame(
-    frame: pd.DataFrame, source: str = "DATA"
+    frame: pd.DataFrame, source: str = "DATA", type_column: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], str, Adjustments | None]:
     """:func:`navs_from_frame` plus the adjusted-NAV / distribution tables of a long layout."""
+    frame, _ = use_type_column(frame, type_column)
     original = ", ".join(map(str, frame.columns))
     units = column_units(frame)
     header_row = int(frame.attrs.get("header_row", 1))
@@ -218,12 +261,16 @@ def read_navs_frame(
         frame = frame.loc[~dup]
     if "fund_code" in cols:
         long = frame
-        clean, issues, warnings = check_rows(long)
+        clean, issues, warnings = check_rows(long, blank_nav_is_error=False)
         adjustments = adjustments_from_rows(clean, issues)
         meta = apply_units(meta_from_rows(long), units, source, dropped)
         return nav_matrix(clean), issues, meta, dropped + warnings, "long", adjustments
     wide = frame.drop(columns="row").reset_index(drop=True)
     clean, issues, warnings = check_rows(long_from_wide(wide), blank_nav_is_error=False)
+    priced = set(clean["fund_code"])
+    for col in wide.columns:
+        if col != "date" and str(col).strip() and str(col).strip() not in priced and str(col).strip() not in issues:
+            _add(issues, str(col).strip(), "기준가격이 모두 비어 있습니다 (값이 있는 기준일이 없습니다)")
     empty = pd.DataFrame(index=pd.Index([], name="fund_code"))
     return nav_matrix(clean), issues, empty, dropped + warnings, "wide", None
 
@@ -296,12 +343,19 @@ def load_navs(
 
 
 def load_navs_with_adjustments(
-    path: str | os.PathLike[str], sheet: str | None = None
+    path: str | os.PathLike[str], sheet: str | None = None, type_column: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], dict[str, Any], Adjustments | None]:
     """:func:`load_navs` plus the file's adjusted-NAV / distribution tables (long layout only)."""
     frame, encoding = read_table(path, "DATA", sheet)
-    navs, issues, meta, warnings, layout, adjustments = read_navs_frame(frame, f"DATA {path}")
-    info: dict[str, Any] = {"path": str(path), "layout": layout, "encoding": encoding, "rows": len(frame)}
+    columns = [str(c) for c in frame.columns]
+    navs, issues, meta, warnings, layout, adjustments = read_navs_frame(frame, f"DATA {path}", type_column)
+    info: dict[str, Any] = {
+        "path": str(path),
+        "layout": layout,
+        "encoding": encoding,
+        "rows": len(frame),
+        "columns": columns,
+    }
     if adjustments is not None:
         info["adjustment_columns"] = [
             ADJUSTMENT_COLUMNS[k]
@@ -315,12 +369,17 @@ def load_navs_with_adjustments(
     return navs, issues, meta, warnings, info, adjustments
 
 
-def load_meta(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
+def load_meta(
+    path: str | os.PathLike[str], type_column: str | None = None
+) -> tuple[pd.DataFrame, list[str], dict[str, Any]]:
     """Fund metadata (펀드코드 + descriptive columns + optional qualitative scores), indexed by fund code.
 
-    Money columns are read as numbers in 원 (a unit in the header, e.g. ``설정원본(억원)``, is applied).
+    Money columns are read as numbers in 원 (a unit in the header, e.g. ``설정원본(억원)``, is applied);
+    ``type_column`` names the 유형 column (``소유형``, ``중유형`` …) when it is not ``유형`` itself.
     """
     frame, encoding = read_table(path, "META")
+    columns = [str(c) for c in frame.columns]
+    frame, _ = use_type_column(frame, type_column)
     original = ", ".join(map(str, frame.columns))
     units = column_units(frame)
     frame = rename_known(frame)
@@ -339,7 +398,12 @@ def load_meta(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str], di
     for c in meta.columns:
         meta[c] = meta[c].where(~is_blank(meta[c]), None)
     meta = apply_units(meta, units, f"META {path}", warnings)
-    info = {"path": str(path), "encoding": encoding, "units": {k: v[1] for k, v in units.items()}}
+    info = {
+        "path": str(path),
+        "encoding": encoding,
+        "units": {k: v[1] for k, v in units.items()},
+        "columns": columns,
+    }
     return meta, warnings, info
 
 
@@ -360,16 +424,23 @@ def load_universe(
     risk_free: str | float = 0.0,
     sheet: str | None = None,
     calendar: str | os.PathLike[str] | None = None,
+    type_column: str | None = None,
 ) -> Universe:
     """Read and check every input; raise :class:`DataError` for anything that would stop the whole batch.
 
-    ``sheet`` picks the DATA workbook's sheet; ``calendar`` is a file of market dates.
+    ``sheet`` picks the DATA workbook's sheet; ``calendar`` is a file of market dates; ``type_column``
+    names the 유형 (peer-group) column, e.g. ``소유형``.
     """
     rf, rf_info = parse_risk_free(risk_free)
-    file_meta, meta_warnings, meta_info = load_meta(meta) if meta is not None else (None, [], None)
+    file_meta, meta_warnings, meta_info = load_meta(meta, type_column) if meta is not None else (None, [], None)
     bench, bench_info = load_benchmark(benchmark) if benchmark is not None else (None, None)
     cal, cal_info = load_calendar(calendar) if calendar is not None else (None, None)
-    navs, issues, row_meta, warnings, data_info, adjustments = load_navs_with_adjustments(data, sheet)
+    navs, issues, row_meta, warnings, data_info, adjustments = load_navs_with_adjustments(data, sheet, type_column)
+    seen = [*(meta_info or {}).get("columns", []), *data_info.get("columns", [])]
+    if type_column is not None and type_column.strip() not in {c.strip() for c in seen}:
+        raise DataError(
+            f"--type-column {type_column!r} is not a column of META or DATA; columns seen: {', '.join(dict.fromkeys(seen))}"
+        )
     universe = Universe(
         navs=navs,
         meta=merge_meta(file_meta, row_meta),
@@ -415,7 +486,18 @@ def check_universe(universe: Universe) -> None:
     if universe.navs.empty and not universe.issues:
         raise DataError("DATA holds no NAV rows")
     if "type" not in universe.meta.columns:
-        raise DataError("no 유형/type column in META or DATA; peer groups (유형) are needed to rate funds")
+        seen = [
+            c
+            for key in ("meta", "data")
+            for c in ((universe.sources.get(key) or {}).get("columns") or [])
+        ]
+        found = type_candidates(list(dict.fromkeys(seen)))
+        hint = (
+            f"; candidate columns seen: {', '.join(found)} — pick one with --type-column NAME"
+            if found
+            else "; name the peer-group column with --type-column NAME"
+        )
+        raise DataError(f"no 유형/type column in META or DATA; peer groups (유형) are needed to rate funds{hint}")
     bench = universe.benchmark
     if isinstance(bench, pd.DataFrame):
         types = {str(t) for t in universe.meta["type"].dropna()}

@@ -39,7 +39,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 # 모자형 structure) is not a share-class family.
 """Canonical column → accepted spellings (compared without case, spaces, underscores, brackets or %)."""
 
-BLANKS = {"", "nan", "none", "null", "na", "n/a", "-"}
+BLANKS = {"", "nan", "none", "null", "na", "n/a", "#n/a", "-", "—", "–", "－", "--"}
+"""Cells that mean "no value" (vendors write ``-``, ``—``, ``N/A`` or Excel's ``#N/A`` when nothing was
+published that day): every numeric column reads them as missing, never as unreadable."""
 
 
 class DataError(ValueError):
@@ -253,7 +255,7 @@ def clean_text(values: pd.Series) -> pd.Series:
 
 
 def is_blank(values: pd.Series) -> np.ndarray:
-    """Cells with no value: missing, empty, or written as nan/none/null/na/n/a/-."""
+    """Cells with no value: missing, empty, or one of :data:`BLANKS` (``-``, ``—``, ``N/A``, ``#N/A`` …)."""
     if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
         return values.isna().to_numpy()
     return _on_uniques(values, lambda u: _text(u).str.lower().isin(BLANKS), True).astype(bool)

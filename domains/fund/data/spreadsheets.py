@@ -75,6 +75,8 @@ def xls_sheets(path: Path) -> list[tuple[str, Grid]]:
                 cell = sheet.cell(r, c)
                 if cell.ctype == xlrd.XL_CELL_DATE:
                     row.append(cell_text(xlrd.xldate.xldate_as_datetime(cell.value, book.datemode)))
+                elif cell.ctype == xlrd.XL_CELL_ERROR:  # #N/A is stored as the code 42, not a price of 42
+                    row.append(xlrd.error_text_from_code.get(cell.value, "#N/A"))
                 else:
                     row.append(cell_text(cell.value))
             grid.append(row)

@@ -1,12 +1,16 @@
-"""The market calendar returns are computed on, and sampling each fund's NAVs onto it.
+"""The market calendar returns are computed on, and sampling each fund's NAVs (and the benchmark) onto it.
 
 Korean MMFs and some bond funds publish a 기준가격 for every calendar day; other funds only on business
-days. Computing on the union of all funds' dates would make one weekend-priced fund put holes into every
-other fund, so returns use one market calendar, chosen in this order:
+days; an index file may carry a Saturday row or miss a business day. Computing on the union of all dates
+would let one file put holes into every fund, so returns use one market calendar:
 
 1. ``--calendar``: the dates of a file the user gives;
-2. the benchmark's dates (where the benchmark covers the NAV data; outside that, rule 3);
-3. the dates most funds share: a date on which at least half of the funds alive that day have a NAV.
+2. else the dates most funds share: a date on which at least half of the funds alive that day have a NAV.
+
+The benchmark never decides the calendar: it is aligned to it (:func:`align_benchmark`): its dates that
+are not market dates are ignored, and a market date it lacks gets its last level carried forward, up to
+``FILL_LIMIT`` consecutive dates (a longer run stops the batch: its returns would be wrong for every
+fund). Both are said once for the whole run, with the dates, never in each fund's report.
 
 A fund's dates off the calendar (weekends, holidays) are dropped, and its value on a calendar date is its
 NAV that day. A fund missing up to ``FILL_LIMIT`` consecutive calendar dates inside its history gets its
@@ -63,8 +67,8 @@ def majority_dates(present: np.ndarray, dates: pd.DatetimeIndex) -> pd.DatetimeI
 
 
 DENSE = 0.9
-"""A benchmark's (or calendar file's) dates must include this share of the dates most funds are priced on
-within its span; a weekly or monthly series would otherwise turn daily returns into weekly ones."""
+"""A calendar file's dates must include this share of the dates most funds are priced on within its span;
+a weekly or monthly calendar would otherwise turn daily returns into weekly ones."""
 
 
 def _dense(cal: pd.DatetimeIndex, majority: pd.DatetimeIndex) -> bool:
@@ -73,15 +77,11 @@ def _dense(cal: pd.DatetimeIndex, majority: pd.DatetimeIndex) -> bool:
 
 
 def market_calendar(
-    nav: np.ndarray,
-    dates: pd.DatetimeIndex,
-    benchmark_dates: pd.DatetimeIndex | None = None,
-    calendar: pd.DatetimeIndex | None = None,
+    nav: np.ndarray, dates: pd.DatetimeIndex, calendar: pd.DatetimeIndex | None = None
 ) -> tuple[pd.DatetimeIndex, str]:
-    """The calendar (within the NAV data's date range) and which rule chose it.
+    """The calendar (within the NAV data's date range) and which rule chose it: ``file`` or ``majority``.
 
-    A calendar file sparser than the funds' own dates is refused; a sparse benchmark is not used as the
-    calendar (its levels are still carried onto the calendar for the benchmark metrics).
+    A calendar file sparser than the funds' own dates is refused.
     """
     lo, hi = dates[0], dates[-1]
     if calendar is not None:
@@ -93,19 +93,67 @@ def market_calendar(
                 f"{DENSE:.0%} of the dates most funds are priced on; give every market date"
             )
         return cal, "file"
-    if benchmark_dates is not None and len(benchmark_dates):
-        b = pd.DatetimeIndex(
-            benchmark_dates[(benchmark_dates >= lo) & (benchmark_dates <= hi)].unique().sort_values()
-        )
-        if len(b) >= 2:
-            if b.equals(dates):
-                return b, "benchmark"  # the benchmark has exactly the NAV dates: nothing to decide
-            majority = majority_dates(np.isfinite(nav), dates)
-            if _dense(b, majority):
-                outside = majority[(majority < b[0]) | (majority > b[-1])]
-                return pd.DatetimeIndex(b.union(outside).unique().sort_values()), "benchmark"
-            return majority, "majority (the benchmark's dates are too sparse)"
     return majority_dates(np.isfinite(nav), dates), "majority"
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """Benchmark levels on the market calendar, and what aligning them did (for the run's one note)."""
+
+    values: np.ndarray
+    extra: list[str]
+    """The benchmark's dates inside the calendar's span that are not market dates (ignored)."""
+    filled: list[str]
+    """Market dates the benchmark lacks, carried forward from its previous level."""
+
+    def note(self) -> str | None:
+        """One line for summary.json and the console, or None when the benchmark fits the calendar."""
+        parts = []
+        if self.extra:
+            parts.append(f"{len(self.extra)} date(s) that are not market dates were ignored ({_dates(self.extra)})")
+        if self.filled:
+            parts.append(
+                f"{len(self.filled)} market date(s) it lacks were filled with its previous level "
+                f"({_dates(self.filled)}; up to {FILL_LIMIT} in a row)"
+            )
+        return f"BENCHMARK is on its own calendar: {'; '.join(parts)}" if parts else None
+
+
+def _dates(days: list[str], shown: int = 10) -> str:
+    return ", ".join(days[:shown]) + (f" … (+{len(days) - shown})" if len(days) > shown else "")
+
+
+def align_benchmark(levels: pd.DataFrame, calendar: pd.DatetimeIndex) -> Aligned:
+    """Benchmark levels (dates × columns) on ``calendar``: off-calendar dates ignored, short gaps carried.
+
+    A column's value on the first calendar date may come from its last level before it. A run of more
+    than ``FILL_LIMIT`` missing market dates after the column starts (inside it or at its end) is a
+    :class:`DataError`: carried further, the benchmark's returns would be zero, then one lump.
+    """
+    levels = levels.sort_index()
+    index = pd.DatetimeIndex(levels.index)
+    inside = index[(index >= calendar[0]) & (index <= calendar[-1])]
+    extra = inside.difference(calendar)
+    on = levels.reindex(calendar)
+    before = levels.loc[levels.index < calendar[0]]
+    if len(before):
+        on.iloc[0] = on.iloc[0].fillna(before.ffill().iloc[-1])
+    values = on.to_numpy(dtype=float)
+    present = np.isfinite(values)
+    started = np.maximum.accumulate(present, axis=0)
+    missing = started & ~present
+    run = _run_lengths(missing)
+    if (run > FILL_LIMIT).any():
+        r, c = np.argwhere(run > FILL_LIMIT)[0]
+        last = calendar[r - 1].strftime("%Y-%m-%d")
+        raise DataError(
+            f"BENCHMARK{f' column {levels.columns[c]!r}' if levels.shape[1] > 1 else ''} has no level on {int(run[r, c])} consecutive market dates "
+            f"after {last} (at most {FILL_LIMIT} are carried forward); give the missing dates"
+        )
+    filled_rows = np.flatnonzero(missing.any(axis=1))
+    values = pd.DataFrame(values).ffill().to_numpy() if filled_rows.size else values  # leading NaN stay
+    days = [d.strftime("%Y-%m-%d") for d in extra]
+    return Aligned(values=values, extra=days, filled=[calendar[r].strftime("%Y-%m-%d") for r in filled_rows])
 
 
 def sample(

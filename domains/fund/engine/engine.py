@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine.calendar import Aligned, align_benchmark
 from evaluator.domains.fund.engine.checks import FundFlags, check_matrix
 from evaluator.domains.fund.engine.metrics import (
     KnownMetrics,
@@ -29,6 +30,7 @@ from evaluator.domains.fund.engine.metrics import (
     row_on_or_before,
     window_start_row,
 )
+from evaluator.domains.fund.engine.outliers import find_outliers, flag_outliers, prices_of, visible
 from evaluator.domains.fund.engine.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.engine.results import (
     ERROR,
@@ -57,23 +59,16 @@ def _rf_series(risk_free: float | pd.Series, dates: pd.DatetimeIndex) -> np.ndar
     return np.full(len(dates), float(risk_free))
 
 
-def _align_levels(levels: pd.DataFrame, dates: pd.DatetimeIndex) -> np.ndarray:
-    levels = levels.sort_index()
-    return levels.reindex(levels.index.union(dates)).ffill().reindex(dates).to_numpy(dtype=float)
-
-
 def benchmark_matrix(
     benchmark: pd.Series | pd.DataFrame | None, dates: pd.DatetimeIndex, types: np.ndarray, flags: FundFlags
 ) -> tuple[np.ndarray | None, np.ndarray | None, dict[str, Any]]:
+    """Benchmark levels on the market calendar, each fund's column, and what aligning them did."""
     if benchmark is None:
         return None, None, {"kind": "none"}
     if isinstance(benchmark, pd.Series):
-        levels = _align_levels(benchmark.to_frame(), dates)
-        return (
-            levels,
-            np.zeros(len(types), dtype=int),
-            {"kind": "single", "name": str(benchmark.name or "benchmark")},
-        )
+        aligned = align_benchmark(benchmark.to_frame(), dates)
+        info = {"kind": "single", "name": str(benchmark.name or "benchmark")}
+        return aligned.values, np.zeros(len(types), dtype=int), {**info, **_alignment(aligned)}
     columns = [str(c) for c in benchmark.columns]
     index = {c: i for i, c in enumerate(columns)}
     of_fund = np.array([index.get(str(t), -1) if t is not None else -1 for t in types], dtype=int)
@@ -82,7 +77,13 @@ def benchmark_matrix(
             flags.warn(
                 int(i), f"유형 '{types[i]}'의 벤치마크가 없어 벤치마크 대비 지표를 계산하지 않았습니다"
             )
-    return _align_levels(benchmark, dates), of_fund, {"kind": "per_type", "types": columns}
+    aligned = align_benchmark(benchmark, dates)
+    return aligned.values, of_fund, {"kind": "per_type", "types": columns, **_alignment(aligned)}
+
+
+def _alignment(aligned: Aligned) -> dict[str, Any]:
+    note = aligned.note()
+    return {"ignored_dates": aligned.extra, "filled_dates": aligned.filled, **({"note": note} if note else {})}
 
 
 def meta_column(meta: pd.DataFrame, codes: list[str], *names: str) -> np.ndarray:
@@ -203,6 +204,7 @@ def evaluate_universe(
     calendar: pd.DatetimeIndex | None = None,
     allow_unadjusted: bool = False,
     known_metrics: KnownMetrics | None = None,
+    outliers: str = "error",
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
@@ -212,6 +214,8 @@ def evaluate_universe(
     ``risk_free``: a constant annual rate or a Series of annual rates by date. ``issues``: data problems a
     loader found per fund (duplicate dates, …); those funds get status ``error``. ``known_metrics``:
     window metrics a grade history already measured for this date (see :class:`KnownMetrics`).
+    ``outliers``: what a NAV typo (:mod:`~evaluator.domains.fund.engine.outliers`) does: ``error`` (default),
+    ``repair`` (read as missing) or ``keep`` (graded, with a warning).
     """
     rubric = dict(rubric) if rubric is not None else default_rubric()
     if (
@@ -264,7 +268,19 @@ def evaluate_universe(
     qualitative = qualitative_scores(rubric, meta, codes, flags)
     rf = _rf_series(risk_free, dates)
     bench_levels, bench_of_fund, bench_info = benchmark_matrix(benchmark, dates, types, flags)
-    resets = flag_unadjusted(prepared, groups, bench_levels, bench_of_fund, flags, allow=allow_unadjusted)
+    every = find_outliers(levels, groups, bench_levels, bench_of_fund)
+    found = visible(every, dates, len(dates) - 1, as_of_ts)
+    found.pending = every.pending
+    flag_outliers(levels, prices_of(navs, codes, dates, found), dates, found, flags, outliers)
+    resets = flag_unadjusted(
+        prepared,
+        groups,
+        bench_levels,
+        bench_of_fund,
+        flags,
+        allow=allow_unadjusted,
+        ignore={i: found.rows(i) for i in found.episodes},
+    )
     errored = np.zeros(len(codes), dtype=bool)
     errored[list(flags.errors)] = True
     levels[:, errored] = np.nan
@@ -335,12 +351,13 @@ def evaluate_universe(
         if isinstance(risk_free, pd.Series)
         else {"kind": "constant", "annual_rate": float(risk_free)},
         "rubric": {"name": rubric["name"], "version": rubric["version"]},
-        "calendar": prepared.info,
+        "calendar": {**prepared.info, **({"notes": [bench_info["note"]]} if "note" in bench_info else {})},
         "returns": {
             "basis_counts": {k: int(v) for k, v in pd.Series(prepared.source).value_counts().items()},
             "unadjusted_resets": resets,
             "allow_unadjusted": bool(allow_unadjusted),
         },
+        "outliers": {"mode": outliers, "funds": len(found.episodes)},
         "share_classes": {
             "grouped": families is not None,
             "portfolios": len({f for f in families if f is not None}) if families is not None else None,

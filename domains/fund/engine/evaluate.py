@@ -22,9 +22,12 @@ def evaluate_loaded(
     *,
     as_of: Any = None,
     allow_unadjusted: bool = False,
+    outliers: str = "error",
     known_metrics: KnownMetrics | None = None,
 ) -> Evaluation:
-    """Rate every fund of ``universe`` with everything the loader read (adjustments, calendar, issues)."""
+    """Rate every fund of ``universe`` with everything the loader read (adjustments, calendar, issues).
+
+    ``outliers``: ``error`` (default), ``repair`` or ``keep`` for NAV typos (see ``outliers.py``)."""
     evaluation = evaluate_universe(
         universe.navs,
         universe.meta,
@@ -36,6 +39,7 @@ def evaluate_loaded(
         adjustments=universe.adjustments,
         calendar=universe.calendar,
         allow_unadjusted=allow_unadjusted,
+        outliers=outliers,
         known_metrics=known_metrics,
     )
     evaluation.inputs["sources"] = universe.sources

@@ -7,6 +7,7 @@ only flag funds (Korean reasons) and never drop one. Rules: :mod:`evaluator.doma
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,14 +33,6 @@ class Prepared:
     dates: pd.DatetimeIndex
     source: np.ndarray
     info: dict[str, Any]
-
-
-def benchmark_dates(benchmark: Any) -> pd.DatetimeIndex | None:
-    if benchmark is None:
-        return None
-    return pd.DatetimeIndex(
-        benchmark.dropna(how="all").index if isinstance(benchmark, pd.DataFrame) else benchmark.dropna().index
-    )
 
 
 BLOCK = 128
@@ -99,7 +92,7 @@ def prepare(
     else:
         nav = fund_matrix(frame, codes)
     dates = pd.DatetimeIndex(frame.index)
-    cal, rule = market_calendar(nav, dates, benchmark_dates(benchmark), calendar)
+    cal, rule = market_calendar(nav, dates, calendar)
     if len(cal) == 0:
         cal, rule = dates, "union"
     built = levels_for(nav, dates, codes, adjustments, groups, inplace=True)  # nav now holds the levels
@@ -146,8 +139,12 @@ def flag_unadjusted(
     flags: FundFlags,
     *,
     allow: bool = False,
+    ignore: Mapping[int, set[int]] | None = None,
 ) -> int:
-    """Funds on raw 기준가격 that show 결산 resets: ``not_rated`` (or a warning with ``allow``). Returns the count."""
+    """Funds on raw 기준가격 that show 결산 resets: ``not_rated`` (or a warning with ``allow``). Returns the count.
+
+    ``ignore``: per fund, rows of NAV-outlier episodes (a typo that came back is not a reset).
+    """
     errored = np.zeros(len(groups), dtype=bool)
     errored[list(flags.errors)] = True
     candidates = (prepared.source == "raw") & ~errored
@@ -158,7 +155,10 @@ def flag_unadjusted(
             b[1:] = bench_levels[1:] / bench_levels[:-1] - 1.0
         bench_returns = (b, bench_of_fund)
     found = detect_resets(prepared.levels, candidates, groups, bench_returns)
-    for i, rows in found.rows.items():
+    ignore = ignore or {}
+    kept = {i: [r for r in rows if r not in ignore.get(i, ())] for i, rows in found.rows.items()}
+    kept = {i: rows for i, rows in kept.items() if rows}
+    for i, rows in kept.items():
         detail = describe(rows, prepared.dates, prepared.levels[:, i])
         if allow:
             flags.warn(
@@ -173,4 +173,4 @@ def flag_unadjusted(
                 "수정기준가격 또는 분배금(분배율) 열을 주면 평가할 수 있습니다",
                 code=UNADJUSTED,
             )
-    return len(found.rows)
+    return len(kept)

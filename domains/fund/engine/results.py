@@ -6,7 +6,7 @@ them without numpy. :func:`package_results` turns the engine's per-fund arrays i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +44,7 @@ class FundResult:
     grade: int | None
     grade_label: str | None
     reason_codes: tuple[str, ...] = ()
-    """Machine-readable codes for some not-rated reasons (``unadjusted_distribution``)."""
+    """Machine-readable codes for some reasons (``unadjusted_distribution``: not rated; ``nav_outlier``: error)."""
     return_basis: str = "raw"
     """What the returns were computed from: ``adjusted``, ``distribution``, ``rate`` or ``raw`` 기준가격."""
     portfolio_code: str | None = None
@@ -189,13 +189,25 @@ def package_results(
                 peer_percentile=top[i] if rated else None,
                 grade=grade,
                 grade_label=labels.get(grade) if grade is not None else None,
-                reason_codes=tuple(extra.codes.get(i, ())) if status == NOT_RATED and extra.codes else (),
+                reason_codes=_reason_codes(extra.codes.get(i, ()), status),
                 return_basis=basis[i],
                 portfolio_code=families[i],
                 portfolio_classes=classes[i],
             )
         )
     return out
+
+
+ERROR_CODES = frozenset({"nav_outlier"})
+"""Reason codes that go with an ``error`` status; the others go with ``not_rated``."""
+
+
+def _reason_codes(codes: Sequence[str], status: str) -> tuple[str, ...]:
+    if status == ERROR:
+        return tuple(c for c in codes if c in ERROR_CODES)
+    if status == NOT_RATED:
+        return tuple(c for c in codes if c not in ERROR_CODES)
+    return ()
 
 
 def _class_column(extra: ClassInfo, eligible: np.ndarray) -> list[int | None]:

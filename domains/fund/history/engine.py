@@ -50,10 +50,11 @@ def grade_dates(
     headline: Sequence[str],
     row_of: Callable[[FundResult], dict[str, Any]],
     allow_unadjusted: bool = False,
+    outliers: str = "error",
     on_date: Callable[[int, int], None] | None = None,
 ) -> Graded:
     """Every date's history columns; ``row_of`` turns a single-date result into a row (fallback dates)."""
-    prep = CrossDate(universe, rubric, allow_unadjusted=allow_unadjusted, dates=dates)
+    prep = CrossDate(universe, rubric, allow_unadjusted=allow_unadjusted, dates=dates, outliers=outliers)
     flags: list[DateFlags | None] = [prep.flags(d) for d in dates]
     ends = sorted({f.row for f in flags if f is not None})
     sums = (
@@ -72,7 +73,9 @@ def grade_dates(
 
     for k, (when, f) in enumerate(zip(dates, flags, strict=True)):
         if f is None or sums is None:
-            evaluation = evaluate_loaded(universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted)
+            evaluation = evaluate_loaded(
+                universe, rubric, as_of=when, allow_unadjusted=allow_unadjusted, outliers=outliers
+            )
             done[k] = _columns_of([row_of(fund) for fund in evaluation.funds])
             out.fallback += 1
         else:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.data.loaders import Universe
-from evaluator.domains.fund.engine.calendar import market_calendar, sample
+from evaluator.domains.fund.engine.calendar import FILL_LIMIT, market_calendar, sample
 from evaluator.domains.fund.engine.checks import MAX_GAP_DAYS, FundFlags, check_matrix
 from evaluator.domains.fund.engine.engine import (
     _rf_series,
@@ -38,7 +38,8 @@ from evaluator.domains.fund.engine.engine import (
     qualitative_scores,
 )
 from evaluator.domains.fund.engine.metrics import window_start_row
-from evaluator.domains.fund.engine.prepare import benchmark_dates, check_adjusted, fund_matrix
+from evaluator.domains.fund.engine.outliers import find_outliers, visible
+from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
 from evaluator.domains.fund.engine.resets import detect_resets
 from evaluator.domains.fund.engine.scoring import family_codes
 from evaluator.domains.fund.engine.total_return import (
@@ -86,6 +87,7 @@ class CrossDate:
         *,
         allow_unadjusted: bool = False,
         dates: Sequence[pd.Timestamp] | None = None,
+        outliers: str = "error",
     ):
         navs, benchmark = universe.navs, universe.benchmark
         self.rubric, self.allow = rubric, allow_unadjusted
@@ -121,7 +123,6 @@ class CrossDate:
         self.navs = frame
         self.nav_dates = pd.DatetimeIndex(frame.index)
         self.raw = fund_matrix(frame, self.codes)  # row-major, as the engine builds it
-        self.bench_dates = benchmark_dates(benchmark)
         self.calendar_file = universe.calendar
         self.adjustments = universe.adjustments
         self.benchmark = benchmark
@@ -171,13 +172,15 @@ class CrossDate:
                 b[1:] = bench_levels[1:] / bench_levels[:-1] - 1.0
             self.bench_returns = b
         self.no_bench_raw = np.zeros(len(self.codes), dtype=bool)
+        self.outlier_mode = outliers
+        self.outliers = find_outliers(self.levels, self.groups, bench_levels, bench_of_fund)
         self._reset_screen()
         self._eligibility_rules()
 
     # ---- one-time pieces ------------------------------------------------------------------------
     def _calendar(self, k: int) -> tuple[pd.DatetimeIndex, str]:
         dates = self.nav_dates[: k + 1]
-        cal, rule = market_calendar(self.raw[: k + 1], dates, self.bench_dates, self.calendar_file)
+        cal, rule = market_calendar(self.raw[: k + 1], dates, self.calendar_file)
         if len(cal) == 0:
             cal, rule = dates, "union"
         return cal, rule
@@ -266,8 +269,12 @@ class CrossDate:
         errored |= (self.first_hole < e) | (self.first_nonpos <= e) | (self.next_gap <= e)
         others = np.flatnonzero(~own)
         errored[others] = self.static_error[others] | self._truncated_errors(others, k, e)
-        not_rated = ~own & ~errored
         tails = ~own & np.isfinite(self.levels[e])  # filled on the date in the whole file, not when truncated
+        typos = self._outliers(e, tails)
+        if typos is None:
+            return None
+        errored |= typos
+        not_rated = ~own & ~errored
         changed = tails.copy()  # funds whose levels on rows ≤ e differ from the whole file's
         if redated is not None:
             changed[redated[0]] = True
@@ -289,6 +296,21 @@ class CrossDate:
             weights=self._weights(e),
             redated=redated,
         )
+
+    def _outliers(self, e: int, tails: np.ndarray) -> np.ndarray | None:
+        """Funds the date's evaluation finds in error for NAV outliers; None when only the single-date engine
+        can say (a repaired or kept episode changes levels or reset rows; an episode so recent that a peer's
+        carried-forward tail could move the peer median it was judged against)."""
+        out = np.zeros(len(self.codes), dtype=bool)
+        found = visible(self.outliers, self.cal, e, self.cal[e])
+        if not found.episodes:
+            return out
+        if self.outlier_mode != "error":
+            return None
+        if tails.any() and max(end for eps in found.episodes.values() for _, end in eps) >= e - FILL_LIMIT:
+            return None
+        out[list(found.episodes)] = True
+        return out
 
     def _redated(self, k: int, e: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Funds whose distribution dating (ex-date or one row early), decided on rows ≤ k, differs from the

@@ -63,18 +63,7 @@ def as_of_dates(universe: Universe, start: pd.Period, end: pd.Period, freq: str 
     navs = universe.navs
     if navs.shape[0] == 0:
         raise DataError("there are no usable NAV rows to build a history from")
-    bench = universe.benchmark
-    bench_dates = None
-    if bench is not None:
-        bench_dates = pd.DatetimeIndex(
-            bench.dropna(how="all").index if isinstance(bench, pd.DataFrame) else bench.dropna().index
-        )
-    cal, _rule = market_calendar(
-        navs.to_numpy(dtype=float),
-        pd.DatetimeIndex(navs.index),
-        bench_dates,
-        universe.calendar,
-    )
+    cal, _rule = market_calendar(navs.to_numpy(dtype=float), pd.DatetimeIndex(navs.index), universe.calendar)
     if len(cal) == 0:
         cal = pd.DatetimeIndex(navs.index)
     months = cal.to_period("M")
@@ -242,6 +231,7 @@ def run_history(
     dates: Sequence[pd.Timestamp],
     *,
     allow_unadjusted: bool = False,
+    outliers: str = "error",
     on_date: Callable[[int, int], None] | None = None,
 ) -> History:
     """Grade ``universe`` at every date of ``dates`` (ascending); rows equal single-date runs."""
@@ -255,6 +245,7 @@ def run_history(
         headline=HEADLINE,
         row_of=lambda fund: history_row(fund, version),
         allow_unadjusted=allow_unadjusted,
+        outliers=outliers,
         on_date=on_date,
     )
     table = _table(graded.columns)
@@ -270,7 +261,12 @@ def run_history(
     for (day, key), n in tallies.items():
         counts.setdefault(str(day), {})[str(key)] = int(n)
     evaluation = evaluate_loaded(
-        universe, rubric, as_of=dates[-1], allow_unadjusted=allow_unadjusted, known_metrics=graded.last
+        universe,
+        rubric,
+        as_of=dates[-1],
+        allow_unadjusted=allow_unadjusted,
+        outliers=outliers,
+        known_metrics=graded.last,
     )
     return History(
         table=table,

@@ -199,7 +199,7 @@ def build_summary(
             "every fund counts as its own portfolio",
         },
         "peer_context": evaluation.peers,
-        "warnings": list(warnings),
+        "warnings": list(dict.fromkeys([*warnings, *(evaluation.inputs.get("calendar") or {}).get("notes", [])])),
         "funds": [
             {
                 "fund_code": f.fund_code,

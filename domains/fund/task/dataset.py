@@ -5,7 +5,8 @@ Sources (``--data``):
 * ``None``, ``sample`` or ``synthetic``: the built-in seeded universe (300 funds, 6 years); options after
   ``?``: ``sample?funds=120&seed=7&years=6&risk_free=0.03&as_of=2025-06-30``.
 * A NAV file (the same loaders as ``evaluator fund evaluate``): ``navs.csv`` with optional
-  ``?benchmark=PATH&meta=PATH&risk_free=0.03&as_of=2025-06-30&rubric=PATH``. Without ``benchmark``/``meta``,
+  ``?benchmark=PATH&meta=PATH&risk_free=0.03&as_of=2025-06-30&rubric=PATH&outliers=error&type_column=소유형``
+  (a fund with a NAV typo is an ``error`` by default, so it never becomes a training row). Without ``benchmark``/``meta``,
   the files ``<stem>.benchmark<ext>`` and ``<stem>.meta<ext>`` beside the NAV file are used when they
   exist (``evaluator fund generate-sample`` writes the benchmark that way).
 
@@ -32,7 +33,7 @@ SPLITS = ("train", "test", "all")
 TRAIN_SHARE = 80
 SAMPLE_NAMES = ("sample", "synthetic")
 SAMPLE_OPTIONS = {"funds", "seed", "years", "risk_free", "as_of", "rubric"}
-FILE_OPTIONS = {"benchmark", "meta", "risk_free", "as_of", "rubric"}
+FILE_OPTIONS = {"benchmark", "meta", "risk_free", "as_of", "rubric", "outliers", "type_column"}
 
 
 @dataclass(frozen=True)
@@ -111,11 +112,17 @@ def load_evaluation(source: Source) -> Evaluation:
                 meta=source.option("meta") or _sibling(nav, "meta"),
                 benchmark=source.option("benchmark") or _sibling(nav, "benchmark"),
                 risk_free=risk_free,
+                type_column=source.option("type_column"),
             )
         as_of = source.option("as_of")
         # The same path as `fund evaluate`: adjustment columns and the market calendar are applied, so a
         # settling fund is graded on total returns here too, not marked unadjusted.
-        return evaluate_loaded(universe, rubric, as_of=pd.Timestamp(as_of) if as_of else None)
+        return evaluate_loaded(
+            universe,
+            rubric,
+            as_of=pd.Timestamp(as_of) if as_of else None,
+            outliers=source.option("outliers", "error") or "error",
+        )
     except (DataError, RubricError, ValueError) as exc:
         raise PackError(f"fund data {source.path or 'sample'}: {exc}") from exc
 

@@ -1,0 +1,40 @@
+"""Limits the server applies, from the environment (``evaluator serve`` sets them for every worker)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+ENV_RATE = "EVALUATOR_RATE_LIMIT"
+ENV_SESSION_HOURS = "EVALUATOR_SESSION_HOURS"
+ENV_UPLOAD_MB = "EVALUATOR_UPLOAD_MAX_MB"
+
+
+def _number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number") from None
+    if value < 0:
+        raise ValueError(f"{name}={raw!r} must not be negative")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    rate_per_minute: int = 600  # requests per key per minute on the API and the pages; 0 turns it off
+    login_failures: int = 10  # failed sign-ins per client address per login window
+    login_window_s: int = 300
+    session_hours: float = 8.0
+    upload_max_mb: float = 50.0  # per file
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        return cls(
+            rate_per_minute=int(_number(ENV_RATE, cls.rate_per_minute)),
+            session_hours=_number(ENV_SESSION_HOURS, cls.session_hours) or cls.session_hours,
+            upload_max_mb=_number(ENV_UPLOAD_MB, cls.upload_max_mb) or cls.upload_max_mb,
+        )

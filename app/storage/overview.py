@@ -1,0 +1,87 @@
+"""Read side for the pages: what changed between the two latest batches, and filter choices.
+
+Like :mod:`evaluator.app.storage.queries`, every query is scoped by the caller's :class:`Principal` in SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import and_, exists, func, select
+from sqlalchemy.orm import Session, aliased
+
+from evaluator.app.storage.apikeys import Principal
+from evaluator.app.storage.queries import visible
+from evaluator.app.storage.tables import FundResult, Run
+
+NEWLY_LIMIT = 50
+
+
+def latest_dates(session: Session, who: Principal, n: int = 2) -> list[dt.date]:
+    """The newest ``n`` as-of dates holding a fund this caller may see, newest first."""
+    holds = exists().where(FundResult.run_id == Run.id, visible(who))  # via ix_fund_results_run_status
+    stmt = select(Run.as_of).where(holds).group_by(Run.as_of).order_by(Run.as_of.desc()).limit(n)
+    return list(session.scalars(stmt))
+
+
+def _at(who: Principal, as_of: dt.date) -> Any:
+    """Each visible fund's newest result at ``as_of`` (code, name, status, grade) as a subquery."""
+    table = aliased(FundResult)
+    newer = aliased(FundResult)
+    latest_run = (select(func.max(newer.run_id))
+                  .where(newer.fund_code == table.fund_code, newer.as_of == as_of).scalar_subquery())
+    return (select(table.fund_code, table.fund_name, table.status, table.grade)
+            .where(visible(who, table), table.as_of == as_of, table.run_id == latest_run).subquery())
+
+
+def migrations(session: Session, who: Principal, old: dt.date, new: dt.date) -> dict[str, Any]:
+    """Grade migrations old → new (rated in both), and funds newly in error or not rated."""
+    before, after = _at(who, old), _at(who, new)
+    rows = session.execute(
+        select(before.c.grade, after.c.grade, func.count())
+        .join(after, after.c.fund_code == before.c.fund_code)
+        .where(before.c.status == "ok", after.c.status == "ok")
+        .group_by(before.c.grade, after.c.grade)
+    )
+    matrix = [[0] * 5 for _ in range(5)]
+    for g_old, g_new, n in rows:
+        if g_old in range(1, 6) and g_new in range(1, 6):
+            matrix[g_old - 1][g_new - 1] += int(n)
+    newly = session.execute(
+        select(after.c.fund_code, after.c.fund_name, after.c.status, before.c.status.label("was"))
+        .outerjoin(before, before.c.fund_code == after.c.fund_code)
+        .where(after.c.status != "ok", (before.c.status.is_(None)) | (before.c.status == "ok"))
+        .order_by(after.c.status, after.c.fund_code)
+        .limit(NEWLY_LIMIT)
+    )
+    return {
+        "matrix": matrix,
+        "moved": sum(matrix[i][j] for i in range(5) for j in range(5) if i != j),
+        "newly": [{"fund_code": r.fund_code, "fund_name": r.fund_name, "status": r.status,
+                   "was": r.was or "new"} for r in newly],
+    }
+
+
+def new_batch_warnings(session: Session, old: dt.date | None, new: dt.date) -> list[str]:
+    """Data warnings of the newest batch at ``new`` that the newest batch at ``old`` did not have.
+
+    Batch-level text can name any fund, so callers show it to admin keys only."""
+    def warnings_at(day: dt.date | None) -> list[str]:
+        if day is None:
+            return []
+        summary = session.scalar(select(Run.summary).where(Run.as_of == day).order_by(Run.id.desc()).limit(1))
+        return [str(w) for w in (summary or {}).get("warnings", [])]
+
+    seen = set(warnings_at(old))
+    return [w for w in warnings_at(new) if w not in seen]
+
+
+def choices(session: Session, who: Principal) -> dict[str, list[str]]:
+    """유형 and 운용사 values among the caller's current funds (for the list's filters)."""
+    cond = and_(visible(who), FundResult.is_current.is_(True))
+    types = session.scalars(select(FundResult.type).where(cond, FundResult.type.is_not(None))
+                            .group_by(FundResult.type).order_by(FundResult.type))
+    companies = session.scalars(select(FundResult.company).where(cond, FundResult.company.is_not(None))
+                                .group_by(FundResult.company).order_by(FundResult.company))
+    return {"types": list(types), "companies": list(companies)}

@@ -1,0 +1,164 @@
+"""Signing in to the pages with an API key, and the dependencies every page uses.
+
+``POST /login`` checks the key against its stored hash and starts a database session
+(:mod:`evaluator.app.storage.websessions`); the cookie is HttpOnly, SameSite=Lax, Secure over HTTPS (or
+behind a proxy that uvicorn trusts) and expires with the session. Failed sign-ins are counted per client
+address in the database and refused with 429 past the limit. The key is read from the form body only:
+never from a URL, never written into a page or a log line.
+
+Dependencies for pages (also for page sets that plug in):
+``require_user`` → :class:`Viewer` (any signed-in key; a client's queries go through ``viewer.principal``),
+``require_admin`` → :class:`Viewer` (admin keys; a client gets the same 404 as an unknown page),
+``db`` → a SQLAlchemy session, ``check_csrf`` for forms that change anything.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
+from starlette.exceptions import HTTPException
+
+from evaluator.app.api.server import check_rate
+from evaluator.app.storage import ratelimit
+from evaluator.app.storage.apikeys import Principal, authenticate
+from evaluator.app.storage.websessions import end_session, lookup, start_session
+from evaluator.app.web.render import render
+
+COOKIE = "evaluator_session"
+LOGIN_CSRF_COOKIE = "evaluator_login_csrf"
+
+
+class LoginRequired(Exception):
+    """No live session: pages answer with a redirect to /login."""
+
+
+@dataclass(frozen=True)
+class Viewer:
+    principal: Principal
+    csrf: str
+    token: str  # the cookie's token (to end the session); never rendered
+
+
+def db(request: Request) -> Iterator[Session]:
+    with request.app.state.sessions() as session:
+        yield session
+
+
+Db = Annotated[Session, Depends(db)]
+
+
+def require_user(request: Request, session: Db) -> Viewer:
+    """The signed-in viewer, re-checked against the database on every request (revocation is immediate)."""
+    token = request.cookies.get(COOKIE, "")
+    signed = lookup(session, token) if token else None
+    if signed is None:
+        raise LoginRequired()
+    request.state.key_id = signed.principal.key_id
+    viewer = Viewer(signed.principal, signed.csrf, token)
+    request.state.viewer = viewer
+    check_rate(session, request.app.state.settings, signed.principal.key_id)
+    return viewer
+
+
+def require_admin(viewer: Annotated[Viewer, Depends(require_user)]) -> Viewer:
+    if not viewer.principal.admin:
+        raise HTTPException(404, "no such page")
+    return viewer
+
+
+User = Annotated[Viewer, Depends(require_user)]
+Admin = Annotated[Viewer, Depends(require_admin)]
+
+
+async def check_csrf(request: Request, viewer: User) -> Viewer:
+    """For state-changing forms: the posted ``csrf`` field must equal the session's token."""
+    form = await request.form()
+    sent = form.get("csrf")
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, viewer.csrf):
+        raise HTTPException(403, "the form has expired; reload the page and try again")
+    return viewer
+
+
+def _client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a local path: never another site (``//host``, ``/\\host``, schemes)."""
+    if not target or not target.startswith("/") or target.startswith(("//", "/\\")) or len(target) > 500:
+        return "/"
+    return target
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+
+router = APIRouter(include_in_schema=False)
+
+
+def _login_page(request: Request, error: str | None, status: int, next_path: str,
+                headers: dict[str, str] | None = None) -> Response:
+    token = secrets.token_urlsafe(24)
+    response = render(request, "login.html", {"error": error, "login_csrf": token, "next": next_path},
+                      status=status, headers=headers)
+    response.set_cookie(LOGIN_CSRF_COOKIE, token, max_age=3600, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https", path="/login")
+    return response
+
+
+@router.get("/login")
+def login_form(request: Request, session: Db, next: str | None = None) -> Response:
+    token = request.cookies.get(COOKIE, "")
+    if token and lookup(session, token) is not None:
+        return RedirectResponse(_safe_next(next), status_code=303)
+    return _login_page(request, None, 200, _safe_next(next))
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    session: Db,
+    key: Annotated[str, Form(max_length=200)] = "",
+    csrf: Annotated[str, Form(max_length=100)] = "",
+    next: Annotated[str, Form(max_length=500)] = "/",
+) -> Response:
+    settings = request.app.state.settings
+    bucket = f"login:{_client_address(request)}"
+    target = _safe_next(next)
+    if ratelimit.peek(session, bucket, settings.login_window_s) >= settings.login_failures:
+        retry = str(settings.login_window_s)
+        return _login_page(request, "로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.", 429, target,
+                           {"Retry-After": retry})
+    expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    if not expected or not hmac.compare_digest(csrf, expected):
+        return _login_page(request, "로그인 양식이 만료되었습니다. 다시 입력하세요.", 403, target)
+    who = authenticate(session, key.strip())
+    if who is None:
+        ratelimit.hit(session, bucket, settings.login_failures, settings.login_window_s)
+        return _login_page(request, "키가 올바르지 않거나 만료·폐기되었습니다.", 401, target)
+    ttl = dt.timedelta(hours=settings.session_hours)
+    token, expires = start_session(session, who.key_id, ttl)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(COOKIE, token, expires=expires, httponly=True, samesite="lax",
+                        secure=request.url.scheme == "https", path="/")
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, session: Db, viewer: Annotated[Viewer, Depends(check_csrf)]) -> Response:
+    end_session(session, viewer.token)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(COOKIE, path="/")
+    return response

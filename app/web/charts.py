@@ -1,0 +1,53 @@
+"""Plotly figure specs (plain dicts, drawn in the browser by the self-hosted plotly.min.js)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FONT = {"family": "NanumGothic, sans-serif", "size": 13}
+GRADE_COLORS = ["#1b7837", "#7fbf7b", "#bdbdbd", "#f4a582", "#b2182b"]
+
+
+def _layout(**extra: Any) -> dict[str, Any]:
+    return {"font": FONT, "margin": {"l": 50, "r": 20, "t": 30, "b": 60}, "height": 320, **extra}
+
+
+def distribution_chart(dist: dict[str, dict[str, int]]) -> dict[str, Any]:
+    types = list(dist)
+    traces = [{"type": "bar", "name": f"{g}등급", "x": types, "y": [dist[t][str(g)] for t in types],
+               "marker": {"color": GRADE_COLORS[g - 1]}} for g in range(1, 6)]
+    traces.append({"type": "bar", "name": "미평가", "x": types, "y": [dist[t]["not_rated"] for t in types],
+                   "marker": {"color": "#e0e0e0"}})
+    traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
+                   "marker": {"color": "#555"}})
+    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": "펀드 수"})}
+
+
+def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
+    rated = [h for h in history if h["status"] == "ok"]
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "종합 점수", "x": [h["as_of"] for h in rated],
+             "y": [h["score"] for h in rated]},
+            {"type": "scatter", "mode": "lines+markers", "name": "등급", "yaxis": "y2",
+             "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated]},
+        ],
+        "layout": _layout(yaxis={"title": "점수", "range": [0, 100]},
+                          yaxis2={"title": "등급", "overlaying": "y", "side": "right", "dtick": 1,
+                                  "range": [5.5, 0.5]}),
+    }
+
+
+def criteria_chart(criteria: dict[str, float | None]) -> dict[str, Any]:
+    names = [k for k, v in criteria.items() if v is not None]
+    return {"data": [{"type": "bar", "x": names, "y": [criteria[k] for k in names], "marker": {"color": "#2166ac"}}],
+            "layout": _layout(yaxis={"title": "점수"})}
+
+
+def metrics_chart(metrics: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    windows = [w for w, v in metrics.items() if v]
+    traces = [
+        {"type": "bar", "name": labels[m], "x": windows, "y": [(metrics[w] or {}).get(m) for w in windows]}
+        for m in ("annualized_return", "annualized_volatility", "max_drawdown")
+    ]
+    return {"data": traces, "layout": _layout(barmode="group", yaxis={"title": "연율", "tickformat": ".0%"})}

@@ -1,0 +1,52 @@
+"""How other features plug pages into the web app: a :class:`PageSet` is a router, its nav links and
+(optionally) a folder of templates that extend ``base.html``.
+
+A new page set: write an ``APIRouter`` whose handlers depend on ``require_user`` or ``require_admin``
+(:mod:`evaluator.app.web.auth`) and answer with ``render(...)``; then list it in
+:func:`default_extensions` (what ``evaluator serve`` uses) or pass it to ``create_web_app(extensions=...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter
+
+
+@dataclass(frozen=True)
+class NavLink:
+    path: str
+    label: str  # Korean, as shown in the top bar
+    admin_only: bool = False
+
+
+@dataclass(frozen=True)
+class PageSet:
+    router: APIRouter
+    nav: tuple[NavLink, ...] = ()
+    templates: Path | None = None  # searched after the web app's own templates/
+
+
+# 운용사 ratings, when a feature provides them: (session, principal) -> rows, each a dict with at least
+# "company", "grade" (or "grade_label") and "funds". None (the default) hides /companies and its nav link.
+CompanyRatings = Callable[[Any, Any], list[dict[str, Any]]]
+
+
+@dataclass
+class Extensions:
+    page_sets: list[PageSet] = field(default_factory=list)
+    company_ratings: CompanyRatings | None = None
+
+
+def default_extensions() -> Extensions:
+    """The page sets ``evaluator serve`` includes. Add new ones here."""
+    from evaluator.app.web.run_pages import runs_page_set_from_env
+
+    ext = Extensions()
+    runs = runs_page_set_from_env()  # `serve --runs DIR`: the run viewer, admin keys only
+    if runs is not None:
+        ext.page_sets.append(runs)
+    return ext

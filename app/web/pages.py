@@ -1,0 +1,112 @@
+"""The pages: overview, fund list, fund page, companies. Every query is the API's scoped query, so a
+client key sees exactly what its API scope allows; anything else is absent (the same 404 as unknown)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from sqlalchemy.orm import Session
+from starlette.exceptions import HTTPException
+
+from evaluator.app.api.server import CODE_RE, TEXT_PATTERN
+from evaluator.app.storage import overview, queries
+from evaluator.app.storage.apikeys import Principal
+from evaluator.app.web.auth import Db, User
+from evaluator.app.web.charts import criteria_chart, distribution_chart, history_chart, metrics_chart
+from evaluator.app.web.render import render
+
+router = APIRouter(include_in_schema=False)
+LIST_PAGE_SIZE = 50
+Text = Annotated[str, Query(max_length=100, pattern=TEXT_PATTERN)]
+
+
+def overview_context(session: Session, who: Principal) -> dict[str, Any]:
+    """Everything the overview shows, for one scope (cached until a batch is stored: see ScopeCache)."""
+    dates = overview.latest_dates(session, who)
+    latest = dates[0] if dates else None
+    previous = dates[1] if len(dates) > 1 else None
+    dist = queries.summary(session, who, latest) if latest else {}
+    changes = overview.migrations(session, who, previous, latest) if previous and latest else None
+    warnings = overview.new_batch_warnings(session, previous, latest) if latest and who.admin else []
+    return {
+        "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
+        "changes": changes, "warnings": warnings, "chart": distribution_chart(dist) if dist else None,
+    }
+
+
+@router.get("/")
+def overview_page(request: Request, viewer: User, session: Db) -> Response:
+    who = viewer.principal
+    cache = request.app.state.page_cache
+    return render(request, "overview.html", cache.get(session, who, "overview", lambda: overview_context(session, who)))
+
+
+@router.get("/funds")
+def fund_list(
+    request: Request, viewer: User, session: Db,
+    q: Text = "", type: Text = "", company: Text = "",
+    grade: Annotated[str, Query(max_length=1, pattern=r"^[1-5]?$")] = "",
+    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
+) -> Response:
+    filt = queries.FundFilter(type=type or None, grade=int(grade) if grade else None,
+                              company=company or None, q=q or None)
+    total, items = queries.list_funds(session, viewer.principal, filt, page=page, page_size=LIST_PAGE_SIZE)
+    pages = max(1, math.ceil(total / LIST_PAGE_SIZE))
+    return render(request, "funds.html", {
+        "items": items, "total": total, "page": page, "pages": pages,
+        "filters": {"q": q, "type": type, "company": company, "grade": grade},
+        "choices": request.app.state.page_cache.get(session, viewer.principal, "choices",
+                                                    lambda: overview.choices(session, viewer.principal)),
+    })
+
+
+METRIC_LABELS = {
+    "annualized_return": "연환산 수익률", "annualized_volatility": "변동성", "sharpe": "샤프지수",
+    "sortino": "소르티노", "mrar": "MRAR", "max_drawdown": "최대낙폭", "calmar": "칼마",
+    "beta": "베타", "jensen_alpha": "젠센 알파", "tracking_error": "추적오차", "information_ratio": "정보비율",
+}
+PERCENT_METRICS = {"annualized_return", "annualized_volatility", "mrar", "max_drawdown", "jensen_alpha",
+                   "tracking_error"}
+CRITERION_LABELS = {"return": "수익률", "risk_adjusted": "위험조정수익", "risk": "위험", "benchmark": "벤치마크"}
+
+
+def metrics_table(metrics: dict[str, Any]) -> dict[str, Any]:
+    windows = [w for w, values in metrics.items() if values]
+    names = [m for m in METRIC_LABELS if any(m in (metrics[w] or {}) for w in windows)]
+    rows = [{"name": m, "label": METRIC_LABELS[m], "percent": m in PERCENT_METRICS,
+             "values": [(metrics[w] or {}).get(m) for w in windows]} for m in names]
+    return {"windows": windows, "rows": rows}
+
+
+@router.get("/funds/{code}")
+def fund_page(request: Request, code: str, viewer: User, session: Db) -> Response:
+    text = queries.fund_report(session, viewer.principal, code) if CODE_RE.match(code) else None
+    if text is None:
+        raise HTTPException(404, "no such fund")
+    report = json.loads(text)
+    history = queries.fund_history(session, viewer.principal, code)
+    metrics = report.get("metrics") or {}
+    criteria = {CRITERION_LABELS.get(k, k): v for k, v in (report.get("criterion_scores") or {}).items()}
+    return render(request, "fund.html", {
+        "r": report, "history": history, "table": metrics_table(metrics), "criteria": criteria,
+        "charts": {
+            "history": history_chart(history) if history else None,
+            "criteria": criteria_chart(criteria) if criteria else None,
+            "metrics": metrics_chart(metrics, METRIC_LABELS) if metrics else None,
+        },
+        "model": report.get("model_evaluation"),
+    })
+
+
+@router.get("/companies")
+def companies(request: Request, viewer: User, session: Db) -> Response:
+    """운용사 ratings, when a feature provides them (``Extensions.company_ratings``); else absent."""
+    provider = request.app.state.extensions.company_ratings
+    rows = provider(session, viewer.principal) if provider is not None else []
+    if not rows:
+        raise HTTPException(404, "no such page")
+    return render(request, "companies.html", {"rows": rows})
