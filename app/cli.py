@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "serve",
     "export",
     "vllm_serve",
+    "experiment",
 )
 
 app = typer.Typer(

@@ -7,6 +7,7 @@ old file or the new one, never half of one.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -38,14 +39,39 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
     return target
 
 
+def dumps(doc: Any, *, indent: int | None = None) -> str:
+    """Strict JSON text: a NaN or infinity (a reward that abstained, an empty mean) is written as ``null``.
+
+    Python's ``json`` writes a bare ``NaN`` by default, which no other JSON reader accepts. The common case
+    (nothing non-finite) costs one strict ``dumps``; only a document that holds one is walked and cleaned.
+    """
+    try:
+        return json.dumps(doc, ensure_ascii=False, indent=indent, default=_json_default, allow_nan=False)
+    except ValueError:
+        return json.dumps(finite(doc), ensure_ascii=False, indent=indent, default=_json_default, allow_nan=False)
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with every non-finite float (NaN, ±inf, numpy's too) replaced by None, recursively."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    if hasattr(obj, "item") and hasattr(obj, "dtype"):  # numpy scalars
+        return finite(obj.item())
+    return obj
+
+
 def atomic_write_json(path: str | os.PathLike[str], doc: Any, *, indent: int = 2) -> Path:
     """Atomically write ``doc`` as UTF-8 JSON (Korean text stays readable: ``ensure_ascii=False``)."""
-    return atomic_write_text(path, json.dumps(doc, ensure_ascii=False, indent=indent, default=_json_default) + "\n")
+    return atomic_write_text(path, dumps(doc, indent=indent) + "\n")
 
 
 def atomic_write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> Path:
     """Atomically write one JSON document per line."""
-    text = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in rows)
+    text = "".join(dumps(r) + "\n" for r in rows)
     return atomic_write_text(path, text)
 
 
@@ -56,7 +82,7 @@ def append_jsonl(path: str | os.PathLike[str], row: Any) -> None:
 
 def append_jsonl_rows(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
     """Append one line per row in a single ``write`` (one open, whole lines; nothing written for no rows)."""
-    text = "".join(json.dumps(row, ensure_ascii=False, default=_json_default) + "\n" for row in rows)
+    text = "".join(dumps(row) + "\n" for row in rows)
     if not text:
         return
     target = Path(path)

@@ -156,6 +156,10 @@ class SaveLastStep(TrainerCallback):
         self.start = time.monotonic()
         self.stopped_for_time = False
 
+    def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        # the budget is training time: data preparation and model loading before this point do not spend it
+        self.start = time.monotonic()
+
     def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
         if self.max_seconds is not None and any_rank(time.monotonic() - self.start >= self.max_seconds):
             self.stopped_for_time = True

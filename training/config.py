@@ -33,7 +33,8 @@ def _f(default: Any, help: str, *flags: str, cli: str | None = None, trl: str | 
 class TrainConfig:
     """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
 
-    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`).")
+    domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `a,b` (comma-separated) with `mix`.")
+    mix: list[float] | None = _f(None, "Mixing weights of the packs named in `domain` (one adapter on all of them).")
     model: str = _f("tiny", "Preset (qwen3-0.6b … atomicgpt-gemma2-9b, gpt-oss-20b), `tiny`, hub id or local path.", "-m")
     data: str | None = _f(None, "Data source for the pack: `synthetic`, a hub id, a JSONL file/folder. None = pack default.")
     split: str = _f("train", "Dataset split to train on.")
@@ -48,6 +49,7 @@ class TrainConfig:
     lora_alpha: int = _f(32, "LoRA alpha.")
     lora_dropout: float = _f(0.05, "LoRA dropout.")
     lora_target: str = _f("all-linear", "LoRA target modules (`all-linear` = every linear projection).")
+    algorithm: str = _f("grpo", "Policy-gradient trainer: grpo (TRL GRPOTrainer) or rloo (TRL RLOOTrainer).")
     num_generations: int = _f(4, "Completions per prompt (GRPO group size).", trl="rollout")
     max_completion_length: int = _f(256, "Max new tokens per completion.", trl="rollout")
     learning_rate: float = _f(5e-6, "Peak learning rate.", "--lr", trl="args")
@@ -57,6 +59,10 @@ class TrainConfig:
     beta: float = _f(0.0, "KL coefficient (0 = no reference model).", trl="rollout")
     loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …", trl="rollout")
     scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.", trl="rollout")
+    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.", trl="rollout")
+    dynamic_sampling: int | None = _f(
+        None, "Rest a prompt for this many steps after its group scored all alike (no signal); None = off."
+    )
     epsilon: float = _f(0.2, "Lower clip range.", trl="rollout")
     epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.", trl="rollout")
     temperature: float = _f(1.0, "Sampling temperature for rollouts.", trl="rollout")
@@ -246,7 +252,9 @@ RANGES: dict[str, tuple[float | None, bool, float | None, bool]] = {
     "save_total_limit": (1, True, None, False),
     "completions_per_log": (0, True, None, False),
     "max_seq_length": (1, True, None, False),
+    "dynamic_sampling": (1, True, None, False),
 }
+ALGORITHMS = ("grpo", "rloo")
 
 
 def field_kinds(annotation: Any) -> tuple[set[type], bool]:
@@ -302,6 +310,10 @@ def _check_one(name: str, value: Any, annotation: Any) -> str | None:
     elif list in kinds:
         if isinstance(value, str) and str in kinds:  # typed `list[str] | str`: one comma-separated text too
             return None
+        if name == "mix":
+            if not isinstance(value, list) or any(_as_float(v) is None or _as_float(v) <= 0 for v in value):
+                return f"{name}: expected a list of weights > 0, got {value!r}"
+            return None
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f"{name}: expected a list of names, got {value!r}"
     elif dict in kinds:
@@ -339,6 +351,8 @@ def coerce(data: dict[str, Any], cls: type[TrainConfig] = TrainConfig) -> dict[s
             out[key] = float(value.strip())
         elif list in kinds and str in kinds and isinstance(value, str):
             out[key] = [part.strip() for part in value.split(",") if part.strip()]
+        elif key == "mix" and isinstance(value, list):
+            out[key] = [float(v) for v in value]
         elif key == "reward_weights" and isinstance(value, dict):
             out[key] = {k: float(v) for k, v in value.items()}
     return out
@@ -359,6 +373,12 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             f"lr_scheduler_type must be one of {', '.join(LR_SCHEDULERS)}, not {cfg.lr_scheduler_type!r}"
         )
+    if cfg.algorithm not in ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {cfg.algorithm!r}")
+    if cfg.normalize_advantages and cfg.algorithm != "rloo":
+        raise ConfigError("normalize_advantages is an RLOO setting (algorithm: rloo); GRPO scales with scale_rewards")
+    if cfg.dynamic_sampling is not None and cfg.max_steps < 1:
+        raise ConfigError("dynamic_sampling streams prompts without end: set max_steps")
     if cfg.quantize not in (None, "4bit", "none"):
         raise ConfigError(f"quantize must be 4bit or none, not {cfg.quantize!r}")
     _check_pack_fields(cfg)
@@ -401,11 +421,38 @@ def report_to(cfg: TrainConfig) -> list[str] | str:
     return trackers or "none"
 
 
+def _check_mix(cfg: TrainConfig) -> None:
+    """Several packs: every name a pack, one positive weight each, and only what a mixed run supports."""
+    from evaluator.domains.base import PackError
+    from evaluator.domains.registry import get_pack
+
+    names = [d.strip() for d in cfg.domain.split(",") if d.strip()]
+    for name in names:
+        try:
+            get_pack(name)
+        except PackError as exc:
+            raise ConfigError(f"domain: {exc}") from exc
+    if len(set(names)) != len(names):
+        raise ConfigError(f"domain: a pack is named twice in {cfg.domain!r}")
+    if cfg.mix is None or len(cfg.mix) != len(names) or any(not (w > 0) for w in cfg.mix):
+        raise ConfigError(f"mix: one weight > 0 per pack in {cfg.domain!r} (e.g. --mix 0.5,0.5), got {cfg.mix!r}")
+    if cfg.judge:
+        raise ConfigError("judge: a judge grades against one pack's rubric; a mixed run cannot take one")
+    if cfg.eval_every is not None:
+        raise ConfigError("eval_every: held-out evaluation of a mixed run is per pack (evaluator eval per pack, or an experiment)")
+    if cfg.data is not None:
+        raise ConfigError("data: a mixed run reads each pack's default data; leave data unset")
+
+
 def _check_pack_fields(cfg: TrainConfig) -> None:
     """``domain`` names a registered pack and ``language`` is one it has prompts in."""
     from evaluator.domains.base import PackError
     from evaluator.domains.registry import get_pack
 
+    if "," in cfg.domain:
+        return _check_mix(cfg)
+    if cfg.mix is not None:
+        raise ConfigError("mix: needs several packs in domain, comma-separated")
     try:
         pack = get_pack(cfg.domain)
     except PackError as exc:

@@ -16,6 +16,7 @@ from evaluator.core.outputs import append_jsonl_rows, atomic_write_json
 from evaluator.domains.base import DomainPack, RewardFn, completion_text
 from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
+from evaluator.training.algorithms import algorithm_record
 from evaluator.training.callbacks import (
     BestAdapterSaver,
     MetricsLogger,
@@ -29,6 +30,7 @@ from evaluator.training.distributed import is_main_process, launched_child, save
 from evaluator.training.held_out import HeldOutEval, PolicyGrader
 from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
+from evaluator.training.mixing import is_mixed, mixed_dataset, mixed_rewards, pack_names
 from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.resume import prepare_resume
 from evaluator.training.run_setup import (
@@ -72,18 +74,24 @@ def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[
     return names, [named_reward(n, available[n]) for n in names], [float(weights.get(n, 1.0)) for n in names]
 
 
-def _trainer_class() -> type:
-    from trl import GRPOTrainer
+def _trainer_class(algorithm: str = "grpo") -> type:
+    """TRL's GRPOTrainer or RLOOTrainer (same logging layout) with the run's own logging added."""
+    from evaluator.training.algorithms import trl_classes
 
-    class EvaluatorGRPOTrainer(GRPOTrainer):
-        """GRPOTrainer that also writes a sample of completions with per-reward scores each logging step."""
+    _, base = trl_classes(algorithm)
+
+    class EvaluatorTrainer(base):  # type: ignore[misc, valid-type]
+        """The TRL trainer, also writing a sample of completions with per-reward scores each logging step."""
 
         completions_path: Path | None = None
         completions_per_log: int = 4
         monitor: Any = None
+        prompt_stream: Any = None
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
             if self.model.training and "loss" in logs:
+                if self.prompt_stream is not None:  # dynamic sampling hears each step's per-prompt rewards
+                    self.prompt_stream.observe(*_step_rewards(self))
                 if self.completions_path is not None and self.accelerator.is_main_process:
                     self._write_completions()
                 if self.monitor is not None:  # eval/* join this row, so trackers and best_adapter see them
@@ -115,7 +123,7 @@ def _trainer_class() -> type:
             ]
             append_jsonl_rows(self.completions_path, rows)  # one open and one write per logging step
 
-    return EvaluatorGRPOTrainer
+    return EvaluatorTrainer
 
 
 def _start_eval_callback() -> type:
@@ -139,16 +147,38 @@ def _start_eval_callback() -> type:
 
 
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
-    """TRL's GRPOConfig; the chat format's template arguments reach TRL, which renders the prompts itself."""
-    from trl import GRPOConfig
+    """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
+    from evaluator.training.algorithms import trl_args, trl_classes
 
-    return GRPOConfig(
-        **trainer_kwargs(cfg, out, policy, GRPOConfig, "grpo"),
-        reward_weights=weights,
-        log_completions=False,
-        chat_template_kwargs=dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
+    extra = {
+        "chat_template_kwargs": dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
         **vllm_kwargs(cfg),
-    )
+    }
+    if cfg.dynamic_sampling:  # the prompt stream shuffles itself; TRL's buffered shuffle would read far ahead
+        extra["shuffle_dataset"] = False
+    config_cls, _ = trl_classes(cfg.algorithm)
+    return trl_args(cfg, trainer_kwargs(cfg, out, policy, config_cls, cfg.algorithm), weights, extra)
+
+
+def _step_rewards(trainer: Any) -> tuple[list[str], list[float | None]]:
+    """The last generation batch's prompts (user text) and weighted total rewards, from the trainer's log buffer."""
+    n = trainer.args.generation_batch_size
+    prompts = list(trainer._logs["prompt"])[-n:]
+    columns = [list(v)[-len(prompts) :] for v in trainer._logs["rewards"].values()]
+    weights = list(trainer.reward_weights.tolist()) if hasattr(trainer, "reward_weights") else [1.0] * len(columns)
+    totals: list[float | None] = []
+    for i in range(len(prompts)):
+        parts = [(w, col[i]) for w, col in zip(weights, columns, strict=False) if i < len(col)]
+        present = [w * v for w, v in parts if v is not None and v == v]  # NaN: a reward that abstained
+        totals.append(sum(present) if present else None)
+    return [prompt_key(p) for p in prompts], totals
+
+
+def prompt_key(prompt: Any) -> str:
+    """A prompt's identity for dynamic sampling: its user text (the system prompt is the same for all)."""
+    if isinstance(prompt, list):
+        return completion_text([m for m in prompt if m.get("role") == "user"])
+    return str(prompt)
 
 
 def held_out_monitor(
@@ -198,7 +228,7 @@ def train(
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
-    pack = get_pack(cfg.domain)
+    pack = get_pack(pack_names(cfg.domain)[0])  # a mixed run: the first pack gives the chat template switch
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     require_vllm(cfg)  # --use-vllm without vLLM or a GPU fails before a run folder exists
     out = Path(cfg.output_dir) if launched_child() else prepare_run_dir(cfg)  # the launcher checked it once
@@ -208,11 +238,15 @@ def train(
     if resumed and console is not None:
         for note in resumed["notes"]:
             console.print(f"[yellow]note:[/] {note}")
-    style = pack.check_style(cfg.style)
-    dataset = pack.dataset(
-        cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
-    )
-    names, funcs, weights = select_rewards(pack, cfg)
+    mixed = is_mixed(cfg.domain)
+    style = pack.check_style(cfg.style if not mixed or cfg.style in pack.styles else None)
+    if mixed:
+        names, funcs, weights = mixed_rewards(cfg)
+    else:
+        dataset = pack.dataset(
+            cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
+        )
+        names, funcs, weights = select_rewards(pack, cfg)
     judge = None
     if cfg.judge:
         from evaluator.training.judges import JudgeSpec, build_judge_reward
@@ -226,8 +260,18 @@ def train(
         monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
-    dataset = fold_dataset(dataset, fmt)  # TRL renders the prompt column itself: fold in the messages
-    lengths = check_grpo_lengths(pack, dataset, policy.tokenizer, fmt, style, cfg, console if is_main_process() else None)
+    # TRL renders the prompt column itself: fold in the messages (a mixed run: each pack in its own format)
+    dataset = mixed_dataset(cfg, policy.tokenizer, cfg.split) if mixed else fold_dataset(dataset, fmt)
+    # lengths are measured against one pack's references, so a mixed run is not measured
+    lengths = None if mixed else check_grpo_lengths(
+        pack, dataset, policy.tokenizer, fmt, style, cfg, console if is_main_process() else None
+    )
+    stream = None
+    if cfg.dynamic_sampling:
+        from evaluator.training.prompt_stream import PromptStream, streamed_dataset
+
+        stream = PromptStream(dataset.to_list(), cfg.dynamic_sampling, cfg.seed, key=lambda r: prompt_key(r["prompt"]))
+        dataset = streamed_dataset(stream)
     if not launched_child():  # the launcher planned once for every process
         warn_if_plan_exceeds(cfg, policy.precision, console)
     if is_main_process():
@@ -241,6 +285,7 @@ def train(
                 "length_budget": lengths,
                 "rewards": dict(zip(names, weights, strict=True)),
                 "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
+                "algorithm": algorithm_record(cfg),
             },
         )
     timer = StepTimer()
@@ -250,7 +295,7 @@ def train(
     own: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
     if progress and is_main_process():
         own.append(RichProgress(console, max_seconds=cfg.max_seconds))
-    trainer_cls = _trainer_class()
+    trainer_cls = _trainer_class(cfg.algorithm)
     trainer = trainer_cls(
         model=policy.model,
         reward_funcs=funcs,
@@ -266,6 +311,7 @@ def train(
     trainer.completions_path = out / "completions.jsonl"
     trainer.completions_per_log = cfg.completions_per_log
     trainer.monitor = monitor
+    trainer.prompt_stream = stream
     t0 = time.perf_counter()
     try:
         result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
@@ -286,6 +332,8 @@ def train(
     if (summary["clipped"] or {}).get("warning") and is_main_process():
         say_warning(console, summary["clipped"]["warning"])
     summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
+    summary["algorithm"] = algorithm_record(cfg)
+    summary["dynamic_sampling"] = stream.summary() if stream is not None else None
     if resumed is not None:
         summary["resume"] = resumed
     summary.update(scale_summary(trainer.model))  # world_size (+ per-rank parameter digests); every rank joins
@@ -314,7 +362,8 @@ def _summary(
     import json
 
     summary: dict[str, Any] = {
-        "domain": pack.name,
+        "domain": cfg.domain,
+        "mix": cfg.mix,
         "model": cfg.model,
         "output_dir": str(out),
         "global_step": trainer.state.global_step,

@@ -6,13 +6,12 @@ loaded, quantised or wrapped with an adapter.
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.outputs import OutputExistsError
+from evaluator.core.outputs import OutputExistsError, dumps
 from evaluator.models.hardware import hardware_defaults
 from evaluator.models.loading import Precision, load_model
 from evaluator.training.config import TrainConfig, report_to, trl_kwargs
@@ -209,7 +208,7 @@ def save_model_atomically(
     if tokenizer is not None:
         tokenizer.save_pretrained(tmp)
     if extra is not None:
-        (tmp / extra_name).write_text(json.dumps(extra, indent=2) + "\n", encoding="utf-8")
+        (tmp / extra_name).write_text(dumps(extra, indent=2) + "\n", encoding="utf-8")
     if readme_note is not None:  # the folder's model card says how these weights were chosen
         card = tmp / "README.md"
         head = card.read_text(encoding="utf-8") if card.exists() else ""

@@ -68,14 +68,17 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     from trl import SFTConfig, SFTTrainer
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
-    pack = get_pack(cfg.domain)
+    from evaluator.training.mixing import is_mixed, mixed_sft_dataset, pack_names
+
+    mixed = is_mixed(cfg.domain)
+    pack = get_pack(pack_names(cfg.domain)[0])
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
-    style = pack.check_style(cfg.style)
+    style = pack.check_style(cfg.style if not mixed or cfg.style in pack.styles else None)
     out = prepare_run_dir(cfg)
-    dataset = sft_dataset(pack, cfg, style)  # before loading: a pack without references fails fast
+    dataset = None if mixed else sft_dataset(pack, cfg, style)  # before loading: no references fails fast
     policy = load_policy(cfg)
     fmt = chat_format(policy.tokenizer, style, pack)
-    dataset = with_chat_format(dataset, fmt)
+    dataset = mixed_sft_dataset(cfg, policy.tokenizer) if mixed else with_chat_format(dataset, fmt)
     budget = measure(pack, dataset, policy.tokenizer, fmt, style, seed=cfg.seed, completion_column="completion")
     max_length = sft_max_length(budget, cfg.max_seq_length)  # measured, or a given length that fits
     if cfg.max_seq_length is None and console is not None:
@@ -121,7 +124,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     losses = [r["loss"] for r in metrics.rows if r.get("loss") is not None]
     summary = {
         "kind": "sft",
-        "domain": pack.name,
+        "domain": cfg.domain,
         "model": cfg.model,
         "style": style,
         "output_dir": str(out),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import threading
 import time
@@ -48,6 +49,21 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to our own backoff
+
+
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+def _usage_tokens(doc: Any) -> int:
+    """``usage.total_tokens`` of a chat-completions body (prompt + completion when total is absent); 0 if none."""
+    usage = doc.get("usage") if isinstance(doc, dict) else None
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("total_tokens")
+    if not isinstance(total, int):
+        parts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+        total = sum(p for p in parts if isinstance(p, int))
+    return max(0, int(total))
 
 
 def _content(doc: Any) -> str | None:
@@ -177,6 +193,7 @@ class ApiJudge:
             "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_new_tokens,
         }
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")  # the exact bytes sent, so they can be counted
         last_error = "no attempt made"
         retry_after: float | None = None
         for attempt in range(self.spec.max_retries + 1):
@@ -187,7 +204,10 @@ class ApiJudge:
             out.attempts += 1
             try:
                 async with gate:
-                    resp = await asyncio.wait_for(self._client.post(self.url, json=body), self.spec.timeout_s)
+                    out.bytes_sent += len(payload)  # counted before sending: a request that times out still left
+                    resp = await asyncio.wait_for(
+                        self._client.post(self.url, content=payload, headers=JSON_HEADERS), self.spec.timeout_s
+                    )
             except (asyncio.TimeoutError, httpx.TimeoutException):
                 last_error = f"request timed out after {self.spec.timeout_s:g}s"
                 continue
@@ -204,7 +224,9 @@ class ApiJudge:
                     f"HTTP {resp.status_code} from the judge endpoint (not retried): {snippet}", self._secrets
                 )
             try:
-                return _content(resp.json()), None
+                doc = resp.json()
+                out.tokens += _usage_tokens(doc)
+                return _content(doc), None
             except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
                 last_error = f"malformed chat-completions body ({type(exc).__name__}): {snippet}"
                 continue

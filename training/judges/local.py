@@ -128,8 +128,9 @@ class LocalJudge:
         replies: list[str | None] = [None] * len(convos)
         texts = [self.render(c) for c in convos]
         runnable: list[int] = []
+        lengths: dict[int, int] = {}
         for i, text in enumerate(texts):
-            n = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            n = lengths[i] = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
             if self.max_positions and n + self.spec.max_new_tokens > self.max_positions:
                 outs[i].error = (
                     f"judge prompt is {n} tokens; with max_new_tokens={self.spec.max_new_tokens} it "
@@ -152,6 +153,8 @@ class LocalJudge:
             for i, text in zip(chunk, generated, strict=True):
                 outs[i].attempts += 1
                 outs[i].latency_s += elapsed
+                if text is not None:  # prompt + reply tokens; nothing leaves the machine (bytes_sent stays 0)
+                    outs[i].tokens += lengths[i] + len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
                 replies[i] = (PREFILL + text) if (text is not None and self.spec.prefill) else text
         return replies
 

@@ -20,6 +20,10 @@ class JudgeOutcome:
     retries: int = 0
     """Calls beyond the first: transport retries plus re-asks after unreadable replies."""
     error: str | None = None
+    bytes_sent: int = 0
+    """Request bytes that left the machine (HTTP bodies, every attempt); 0 for a judge on this machine."""
+    tokens: int = 0
+    """Tokens the judge processed (prompt + reply): the endpoint's reported usage, or the local count."""
     parse_errors: list[str] = field(default_factory=list)
 
     @property

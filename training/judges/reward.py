@@ -52,6 +52,8 @@ class JudgeReward:
             "cache_hits": 0,
             "retries": 0,
             "none_returned": 0,
+            "bytes_sent": 0,
+            "tokens": 0,
         }
         self._latency_total = 0.0
 
@@ -165,6 +167,8 @@ class JudgeReward:
         c["failures"] += sum(1 for o in fresh if not o.ok)
         c["cache_hits"] += sum(cached)
         c["none_returned"] += sum(1 for r in rewards if r is None)
+        c["bytes_sent"] += sum(o.bytes_sent for o in fresh)
+        c["tokens"] += sum(o.tokens for o in fresh)
         self._latency_total += sum(o.latency_s for o in fresh)
         for o in fresh:
             if not o.ok:

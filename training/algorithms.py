@@ -1,0 +1,55 @@
+"""Which TRL trainer a policy-gradient run uses, and its arguments, built from the one ``TrainConfig``.
+
+GRPO and RLOO share most knobs but not their defaults: TRL 1.16's ``RLOOConfig`` starts from
+``num_generations=2``, ``beta=0.05`` (a reference model, the KL subtracted from the reward) and
+``normalize_advantages=False``, and has no ``loss_type`` or ``scale_rewards``. So nothing is left to a TRL
+default here: every field named below is copied by name from the run's config (``beta`` is 0 unless the run
+says otherwise), and the record written to ``run_config.yaml`` says which fields the chosen trainer ignores.
+TRL 1.16 has no ``PPOTrainer`` (neither top level nor ``trl.experimental``): RLOO is the critic-free
+alternative it offers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluator.training.config import TrainConfig, trl_kwargs, trl_names
+
+TRAINERS = {"grpo": ("GRPOConfig", "GRPOTrainer"), "rloo": ("RLOOConfig", "RLOOTrainer")}
+
+
+def trl_classes(algorithm: str) -> tuple[type, type]:
+    """(TRL config class, TRL trainer class) for ``algorithm``."""
+    import trl
+
+    config_name, trainer_name = TRAINERS[algorithm]
+    return getattr(trl, config_name), getattr(trl, trainer_name)
+
+
+def mapped_fields(cfg: TrainConfig) -> dict[str, Any]:
+    """The rollout fields the algorithm's TRL config takes, by name, from the run's config (the one mapping,
+    :func:`evaluator.training.config.trl_kwargs`, restricted to what decides the algorithm)."""
+    config_cls, _ = trl_classes(cfg.algorithm)
+    rollout = trl_names(type(cfg), ("rollout",))
+    return {k: v for k, v in trl_kwargs(cfg, config_cls, cfg.algorithm).items() if k in rollout.values()}
+
+
+def trl_args(cfg: TrainConfig, common: dict[str, Any], weights: list[float], extra: dict[str, Any]) -> Any:
+    """The TRL config of ``cfg.algorithm``: the declared fields + ``common`` (what the run derives) + ``extra``."""
+    config_cls, _ = trl_classes(cfg.algorithm)
+    return config_cls(
+        **{**trl_kwargs(cfg, config_cls, cfg.algorithm), **common}, reward_weights=weights, log_completions=False, **extra
+    )
+
+
+def algorithm_record(cfg: TrainConfig) -> dict[str, Any]:
+    """What ``run_config.yaml`` records: the trainer, the values it got, and the declared fields it ignores."""
+    fields = mapped_fields(cfg)
+    ignored = sorted(name for name in trl_names(type(cfg), ("rollout",)).values() if name not in fields)
+    return {
+        "name": cfg.algorithm,
+        "trainer": TRAINERS[cfg.algorithm][1],
+        **fields,
+        "ignored_fields": ignored,
+        "note": "TRL 1.16 has no PPOTrainer; RLOO is its critic-free alternative" if cfg.algorithm == "rloo" else None,
+    }

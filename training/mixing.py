@@ -1,0 +1,141 @@
+"""One adapter on several packs: their rows drawn by mixing weights, each pack's rewards scoring only its rows.
+
+``domain: gsm8k,fund`` with ``mix: [0.5, 0.5]``. Packs' gold columns differ, so a mixed row keeps the
+shared ``prompt`` and moves the rest into ``pack`` (its name) and ``payload`` (its columns as JSON).
+A pack's reward sees only its own rows, rebuilt from the payload, and returns ``None`` for the others:
+TRL turns that into NaN and sums the rewards with ``nansum``, so each row is scored by its own rubric.
+Each pack keeps its own data default, style and chat format; the held-out evaluation is per pack.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from evaluator.domains.base import DomainPack, RewardFn
+from evaluator.domains.registry import get_pack
+
+PASS_THROUGH = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
+
+
+def pack_names(domain: str) -> list[str]:
+    """``gsm8k,fund`` → ``["gsm8k", "fund"]`` (one name for a single-pack run)."""
+    return [d.strip() for d in str(domain).split(",") if d.strip()]
+
+
+def is_mixed(domain: str) -> bool:
+    return len(pack_names(domain)) > 1
+
+
+def probabilities(mix: list[float]) -> list[float]:
+    total = float(sum(mix))
+    return [float(m) / total for m in mix]
+
+
+def pack_rows(pack: DomainPack, cfg: Any, split: str, fmt: Any = None) -> Any:
+    """One pack's rows as ``prompt, pack, payload`` (the prompt folded for the chat format when given)."""
+    from evaluator.models.chat_format import fold_dataset
+
+    style = pack.check_style(cfg.style if cfg.style in pack.styles else None)
+    data = pack.dataset(cfg.data if cfg.data and not is_mixed(cfg.domain) else None, split, style=style,
+                        language=cfg.language if cfg.language in pack.languages else None, limit=cfg.limit, seed=cfg.seed)
+    if fmt is not None:
+        data = fold_dataset(data, fmt)
+    others = [c for c in data.column_names if c != "prompt"]
+
+    def to_mixed(row: dict[str, Any]) -> dict[str, Any]:
+        return {"pack": pack.name, "payload": json.dumps({k: row[k] for k in others}, ensure_ascii=False, default=str)}
+
+    return data.map(to_mixed, remove_columns=others)
+
+
+def mixed_dataset(cfg: Any, tokenizer: Any, split: str) -> Any:
+    """The packs' rows interleaved by ``cfg.mix`` (seeded), every pack's prompts in its own chat format."""
+    import datasets
+
+    from evaluator.models.chat_format import chat_format
+
+    parts = []
+    for name in pack_names(cfg.domain):
+        pack = get_pack(name)
+        style = pack.check_style(cfg.style if cfg.style in pack.styles else None)
+        parts.append(pack_rows(pack, cfg, split, chat_format(tokenizer, style, pack)))
+    return datasets.interleave_datasets(
+        parts, probabilities=probabilities(cfg.mix), seed=cfg.seed, stopping_strategy="all_exhausted"
+    )
+
+
+def own_rows_only(pack_name: str, fn: RewardFn) -> RewardFn:
+    """``fn`` on its pack's rows (columns rebuilt from ``payload``); ``None`` for every other pack's row."""
+
+    @functools.wraps(fn)
+    def reward(prompts: list[Any] | None = None, completions: list[Any] | None = None, **columns: Any) -> list[Any]:
+        completions = list(completions or [])
+        n = len(completions)
+        mine = [i for i, p in enumerate(columns.get("pack") or []) if p == pack_name]
+        out: list[Any] = [None] * n
+        if not mine:
+            return out
+        rows = [json.loads(columns["payload"][i]) for i in mine]
+        kwargs: dict[str, Any] = {k: [r.get(k) for r in rows] for k in rows[0]}
+        for key, value in columns.items():
+            if key in ("pack", "payload") or key in kwargs:
+                continue
+            if key in PASS_THROUGH or not isinstance(value, list) or len(value) != n:
+                kwargs[key] = value
+            else:
+                kwargs[key] = [value[i] for i in mine]
+        sub = fn(prompts=[prompts[i] for i in mine] if prompts is not None else None,
+                 completions=[completions[i] for i in mine], **kwargs)
+        for i, value in zip(mine, sub, strict=True):
+            out[i] = value
+        return out
+
+    return reward
+
+
+def mixed_rewards(cfg: Any) -> tuple[list[str], list[RewardFn], list[float]]:
+    """Every pack's rewards (named ``pack.reward``) with the pack's rubric weights, ``reward_weights`` over them."""
+    from evaluator.training.grpo import named_reward
+
+    names: list[str] = []
+    funcs: list[RewardFn] = []
+    weights: list[float] = []
+    overrides = cfg.reward_weights or {}
+    for pack_name in pack_names(cfg.domain):
+        pack = get_pack(pack_name)
+        available = pack.reward_functions()
+        chosen = [n for n in (cfg.rewards or available) if n in available]
+        defaults = pack.default_weights()
+        for reward_name in chosen:
+            full = f"{pack_name}.{reward_name}"
+            names.append(full)
+            funcs.append(named_reward(full, own_rows_only(pack_name, available[reward_name])))
+            weights.append(float(overrides.get(full, defaults.get(reward_name, 1.0))))
+    known = {n.split(".", 1)[1] for n in names}
+    unused = [n for n in cfg.rewards or [] if n not in known]
+    if unused:
+        raise ValueError(f"rewards: {', '.join(unused)} is a reward of none of the packs {cfg.domain}")
+    return names, funcs, weights
+
+
+def mixed_sft_dataset(cfg: Any, tokenizer: Any) -> Any:
+    """SFT pairs of every pack (reference solutions in each pack's format), interleaved by ``cfg.mix``."""
+    import datasets
+
+    from evaluator.models.chat_format import chat_format
+    from evaluator.training.sft import sft_dataset, with_chat_format
+
+    parts = []
+    for name in pack_names(cfg.domain):
+        pack = get_pack(name)
+        style = pack.check_style(cfg.style if cfg.style in pack.styles else None)
+        one = cfg.replace(domain=name, data=None, style=style,
+                          language=cfg.language if cfg.language in pack.languages else None)
+        data = with_chat_format(sft_dataset(pack, one, style), chat_format(tokenizer, style, pack))
+        keep = [c for c in ("prompt", "completion", "chat_template_kwargs") if c in data.column_names]
+        parts.append(data.select_columns(keep))
+    return datasets.interleave_datasets(
+        parts, probabilities=probabilities(cfg.mix), seed=cfg.seed, stopping_strategy="all_exhausted"
+    )
