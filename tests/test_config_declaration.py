@@ -125,6 +125,7 @@ def test_every_trl_argument_we_set_exists_in_the_installed_trl() -> None:
     assert grpo["num_generations"] == 8 and grpo["loss_type"] == "grpo" and "max_length" not in grpo
     sft = trl_kwargs(cfg, SFTConfig, "sft")
     assert sft["max_length"] == 1024 and "loss_type" not in sft and "num_generations" not in sft
+    assert set(trl_names(TrainConfig, ("rloo",)).values()) <= {f.name for f in dataclasses.fields(RLOOConfig)}
     rloo = trl_kwargs(cfg, RLOOConfig, "rloo")
     assert rloo["num_generations"] == 8 and "loss_type" not in rloo and "scale_rewards" not in rloo
 

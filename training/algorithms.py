@@ -26,11 +26,15 @@ def trl_classes(algorithm: str) -> tuple[type, type]:
     return getattr(trl, config_name), getattr(trl, trainer_name)
 
 
+ROLLOUT_FAMILIES = ("rollout", "rloo")
+"""The declared TRL arguments that decide the algorithm (beside the shared TrainingArguments)."""
+
+
 def mapped_fields(cfg: TrainConfig) -> dict[str, Any]:
     """The rollout fields the algorithm's TRL config takes, by name, from the run's config (the one mapping,
     :func:`evaluator.training.config.trl_kwargs`, restricted to what decides the algorithm)."""
     config_cls, _ = trl_classes(cfg.algorithm)
-    rollout = trl_names(type(cfg), ("rollout",))
+    rollout = trl_names(type(cfg), ROLLOUT_FAMILIES)
     return {k: v for k, v in trl_kwargs(cfg, config_cls, cfg.algorithm).items() if k in rollout.values()}
 
 
@@ -45,7 +49,7 @@ def trl_args(cfg: TrainConfig, common: dict[str, Any], weights: list[float], ext
 def algorithm_record(cfg: TrainConfig) -> dict[str, Any]:
     """What ``run_config.yaml`` records: the trainer, the values it got, and the declared fields it ignores."""
     fields = mapped_fields(cfg)
-    ignored = sorted(name for name in trl_names(type(cfg), ("rollout",)).values() if name not in fields)
+    ignored = sorted(name for name in trl_names(type(cfg), ROLLOUT_FAMILIES).values() if name not in fields)
     return {
         "name": cfg.algorithm,
         "trainer": TRAINERS[cfg.algorithm][1],

@@ -59,7 +59,7 @@ class TrainConfig:
     beta: float = _f(0.0, "KL coefficient (0 = no reference model).", trl="rollout")
     loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …", trl="rollout")
     scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.", trl="rollout")
-    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.", trl="rollout")
+    normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.", trl="rloo")
     dynamic_sampling: int | None = _f(
         None, "Rest a prompt for this many steps after its group scored all alike (no signal); None = off."
     )
@@ -159,7 +159,7 @@ def config_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-TRL_FAMILIES = {"grpo": ("args", "rollout"), "rloo": ("args", "rollout"), "sft": ("args", "sft")}
+TRL_FAMILIES = {"grpo": ("args", "rollout"), "rloo": ("args", "rollout", "rloo"), "sft": ("args", "sft")}
 """Which declared TRL arguments each trainer takes."""
 
 
