@@ -32,6 +32,7 @@ from evaluator.core.plotting import (
     style,
 )
 from evaluator.core.plotting import label as _label
+from evaluator.methodology.rubric_scale import GradeScale, grade_scale
 
 # Peer groups (유형) with an agreed English name, used when no Hangul font is installed.
 ROMANISED = {
@@ -70,6 +71,28 @@ PERIOD_PREFERENCE = ("3y", "10y", "5y", "1y")
 NO_TYPE = "(none)"
 STATUS_COLORS = {"not_rated": "#c7c7c7", "error": "#525252"}
 GRADE_COLORS = {1: "#1a9850", 2: "#91cf60", 3: "#fee08b", 4: "#fc8d59", 5: "#d73027"}
+"""Best (green) to worst (red) on the default scale; other scales take the same ramp by rank from their best."""
+
+
+def grade_colors(scale: GradeScale) -> dict[int, str]:
+    """Each grade's colour by its rank from the scale's best grade, so 5★ is green when five stars is best."""
+    order = scale.best_first()
+    if len(order) == len(GRADE_COLORS):
+        return {g: GRADE_COLORS[rank + 1] for rank, g in enumerate(order)}
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    ramp = matplotlib.colormaps["RdYlGn_r"]
+    return {g: to_hex(ramp(0.1 + 0.8 * rank / max(1, len(order) - 1))) for rank, g in enumerate(order)}
+
+
+def batch_scale(batch_dir: Path) -> GradeScale:
+    """The grade scale the batch's ``summary.json`` names (absent: five grades, 1 best)."""
+    try:
+        doc = json.loads((Path(batch_dir) / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return grade_scale(None)
+    return grade_scale(doc if isinstance(doc, Mapping) else None)
 TYPE_COLORS = (
     "#1f77b4",
     "#ff7f0e",
@@ -186,7 +209,7 @@ def _point(metrics: Any) -> tuple[float, float] | None:
     return None if math.isnan(x) or math.isnan(y) else (x, y)
 
 
-def _draw_grades(funds: list[Fund], target: Path, title: str) -> Path:
+def _draw_grades(funds: list[Fund], target: Path, title: str, scale: GradeScale | None = None) -> Path:
     types = sort_types(f.type for f in funds)
     other = sorted({f.status for f in funds if not (f.status == "ok" and f.grade)})
     with style():
@@ -195,11 +218,14 @@ def _draw_grades(funds: list[Fund], target: Path, title: str) -> Path:
         fig = new_figure(max(8.0, 1.5 * len(types) + 3), 5.8)
         ax = fig.subplots()
         bottom = [0] * len(types)
-        grades = sorted({f.grade for f in funds if f.status == "ok" and f.grade}) or [1, 2, 3, 4, 5]
+        scale = scale or grade_scale(None)
+        colors = grade_colors(scale)
+        present = {f.grade for f in funds if f.status == "ok" and f.grade}
+        grades = [g for g in scale.best_first() if g in present] or list(scale.best_first())
         segments = [
             (
-                f"{g}등급" if cjk_font() else f"grade {g}",
-                GRADE_COLORS.get(g, "#636363"),
+                scale.label(g) if cjk_font() else f"grade {g}",
+                colors.get(g, "#636363"),
                 lambda f, g=g: f.status == "ok" and f.grade == g,
             )
             for g in grades
@@ -301,7 +327,8 @@ def plan_fund_batch(batch_dir: Path, out_dir: Path, *, prefix: str = "", warn: W
         warner(f"{batch_dir}: no fund was graded; the grade chart shows statuses only")
 
     def draw() -> list[Path]:
-        return [_draw_grades(funds, grades_png, title), _draw_scatter(funds, scatter_png, title, warner)]
+        scale = batch_scale(Path(batch_dir))
+        return [_draw_grades(funds, grades_png, title, scale), _draw_scatter(funds, scatter_png, title, warner)]
 
     return Plan(Path(batch_dir), [grades_png, scatter_png], draw)
 
