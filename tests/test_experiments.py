@@ -17,7 +17,8 @@ from evaluator.app.experiments.spec import SpecError, parse_spec
 from evaluator.core.schemas import schema_problems
 
 BASE = {"domain": "gsm8k", "model": "tiny", "data": "synthetic:steps=1", "max_steps": 2,
-        "max_completion_length": 12, "per_device_train_batch_size": 4, "num_generations": 4, "save_steps": 1000}
+        "max_completion_length": 12, "per_device_train_batch_size": 4, "num_generations": 4, "save_steps": 1000,
+        "eval_every": 2, "eval_limit": 4}  # in-training held-out evaluation: the runner hands training the harness
 
 
 def spec_doc(**over: Any) -> dict[str, Any]:
@@ -81,7 +82,9 @@ def test_tiny_grid_end_to_end_then_reuse_then_one_changed_arm(tiny_model_dir: Pa
     assert result.exit_code == 0, result.output
     doc = _results(out)
     md = (out / "results.md").read_text(encoding="utf-8")
-    assert md.count("| rloo | rloo | 2/2 |") == 1 and md.count("| rloo | 1 |") == 1
+    assert md.count("| rloo | rloo | 2/2 |") == 1
+    # seed 1 of rloo: its row in the seeds table and in the time-to-baseline table (runs evaluated in training)
+    assert md.count("| rloo | 1 |") == 2 and "First held-out point at the baseline's final" in md
     assert [a["name"] for a in doc["arms"]] == ["rules", "rloo"] and doc["eval"]["n_items"] == 16
     for arm in doc["arms"]:
         for seed in arm["seeds"]:
@@ -93,6 +96,8 @@ def test_tiny_grid_end_to_end_then_reuse_then_one_changed_arm(tiny_model_dir: Pa
             for line in (run / "completions.jsonl").read_text(encoding="utf-8").splitlines():
                 json.loads(line, parse_constant=lambda c: pytest.fail(f"bare {c} in completions.jsonl"))
             assert seed["cost"]["steps"] == 2 and seed["cost"]["peak_memory_mib"] > 0
+            rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
+            assert [r["step"] for r in rows if "eval/accuracy" in r] == [0, 2]
     rloo_cfg = yaml.safe_load((Path(doc["arms"][1]["seeds"][0]["run_dir"]) / "run_config.yaml").read_text())
     assert rloo_cfg["resolved"]["algorithm"]["trainer"] == "RLOOTrainer"
     assert rloo_cfg["resolved"]["algorithm"]["beta"] == 0.0

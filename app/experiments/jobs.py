@@ -150,9 +150,10 @@ def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
 
         summary = sft(cfg, progress=False)
     else:
+        from evaluator.evaluation.policy import grade_policy
         from evaluator.training.grpo import train
 
-        summary = train(cfg, progress=False)
+        summary = train(cfg, progress=False, grade_policy=grade_policy)
     train_wall = time.perf_counter() - t_train
     model, adapter = _eval_target(cfg)
     t_eval = time.perf_counter()
