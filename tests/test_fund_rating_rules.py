@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -485,7 +486,7 @@ def test_the_database_keeps_provisional_grades_apart_and_checks_the_scale(tmp_pa
 
 
 def test_grade_colours_follow_the_scale_best_green_worst_red(tmp_path: Path) -> None:
-    import json as _json
+    import json
 
     from evaluator.domains.fund.reports.plots import GRADE_COLORS, batch_scale, grade_colors
     from evaluator.methodology.rubric_scale import GradeScale
@@ -495,6 +496,6 @@ def test_grade_colours_follow_the_scale_best_green_worst_red(tmp_path: Path) -> 
     assert stars[5] == GRADE_COLORS[1] and stars[1] == GRADE_COLORS[5]  # 5★ is drawn as the best, not red
     seven = grade_colors(GradeScale(7))
     assert len(set(seven.values())) == 7
-    (tmp_path / "summary.json").write_text(_json.dumps({"grade_scale": {"grades": 5, "best": "high", "style": "stars"}}))
+    (tmp_path / "summary.json").write_text(json.dumps({"grade_scale": {"grades": 5, "best": "high", "style": "stars"}}))
     assert batch_scale(tmp_path) == GradeScale(5, "high", "stars")
     assert batch_scale(tmp_path / "missing") == GradeScale()
