@@ -70,6 +70,22 @@ def cli(*args: str) -> str:
     return proc.stdout
 
 
+
+def wait_for_server(base: str, server: subprocess.Popen, log: Path, seconds: float = 120) -> None:
+    """Until ``/healthz`` answers 200; stop with the server log's tail if it dies or never answers."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise SystemExit("server did not start: " + log.read_text(errors="replace")[-2000:])
+        time.sleep(0.5)
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -169,18 +185,8 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            import httpx
 
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("server did not start: " + (root / "server.log").read_text(errors="replace")[-2000:])
-                time.sleep(0.5)
+            wait_for_server(base, server, root / "server.log")
             run_load(base, 4, 5, keys, admin)  # warm-up: every worker verifies keys and fills its caches
             line32 = run_load(base, 32, args.seconds, keys, admin)
             line8 = run_load(base, 8, args.seconds, keys, admin)

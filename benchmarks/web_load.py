@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service_load import TYPES, build_folder, cli, free_port
+from service_load import TYPES, build_folder, cli, free_port, wait_for_server
 
 MIX = (("overview", 0.2), ("list", 0.4), ("fund", 0.4))
 WORDS = ("증권투자신탁", "1호", "3호", "가람", "누리", "KR")
@@ -203,16 +203,7 @@ def main() -> None:
         try:
             import httpx
 
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("server did not start: " + (root / "server.log").read_text(errors="replace")[-2000:])
-                time.sleep(0.5)
+            wait_for_server(base, server, root / "server.log")
             for path in ("/login", "/assets/plotly.min.js"):  # each worker's first asset build is not a page
                 for _ in range(4):
                     httpx.get(base + path, timeout=60)
