@@ -154,7 +154,9 @@ def run_demo(
 
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import evaluate
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
     from evaluator.evaluation.plots import plot_dir
+    from evaluator.models.generation import GenerationSettings
     from evaluator.models.loading import ensure_tiny
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
@@ -197,16 +199,12 @@ def run_demo(
     )
     lap("sft")
 
-    eval_kwargs = dict(
-        data=plan.data,
-        split="test",
-        limit=plan.eval_n,
-        max_new_tokens=plan.max_new_tokens,
-        batch_size=50,
-        force=True,
-    )
+    items = Items(data=plan.data, split="test", limit=plan.eval_n)
+    generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=50)
     say(f"[bold]4/7[/] evaluating before GRPO on {plan.eval_n} held-out problems…")
-    before = evaluate("gsm8k", str(out / "sft" / "final"), out_dir=out / "eval" / "before", **eval_kwargs)
+    before = evaluate(
+        "gsm8k", ModelRef(str(out / "sft" / "final")), items, generation, out=ReportFolder(out / "eval" / "before", force=True)
+    )
     lap("eval_before")
 
     say(f"[bold]5/7[/] GRPO (correctness + format rewards, {plan.grpo_max_steps} steps)…")
@@ -228,7 +226,9 @@ def run_demo(
     lap("grpo")
 
     say("[bold]6/7[/] evaluating after GRPO…")
-    after = evaluate("gsm8k", str(out / "grpo" / "final"), out_dir=out / "eval" / "after", **eval_kwargs)
+    after = evaluate(
+        "gsm8k", ModelRef(str(out / "grpo" / "final")), items, generation, out=ReportFolder(out / "eval" / "after", force=True)
+    )
     lap("eval_after")
     comparison = compare_reports(before, after, labels=("before", "after"))
     atomic_write_json(out / "eval" / "compare.json", comparison)

@@ -107,6 +107,8 @@ def run_fund_demo(out: Path, *, quick: bool = False, force: bool = False, consol
     """Build, SFT, evaluate, GRPO, evaluate, compare; writes and returns ``fund_demo_summary.json``."""
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import evaluate
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.models.generation import GenerationSettings
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
     from evaluator.training.sft import sft
@@ -128,9 +130,12 @@ def run_fund_demo(out: Path, *, quick: bool = False, force: bool = False, consol
         ),
         console=console,
     )  # fmt: skip
-    evals = dict(data=source, split="test", limit=plan.eval_n, max_new_tokens=plan.max_new_tokens, batch_size=32, force=True)
+    items = Items(data=source, split="test", limit=plan.eval_n)
+    generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=32)
     say(f"[bold]3/5[/] evaluating on {plan.eval_n} held-out funds…")
-    before = evaluate("fund", str(out / "sft" / "final"), out_dir=out / "eval" / "before", **evals)
+    before = evaluate(
+        "fund", ModelRef(str(out / "sft" / "final")), items, generation, out=ReportFolder(out / "eval" / "before", force=True)
+    )
     say(f"[bold]4/5[/] GRPO with the fund rewards ({plan.grpo_steps} steps)…")
     per_step = plan.num_generations * plan.prompts_per_step
     grpo = train(
@@ -144,7 +149,9 @@ def run_fund_demo(out: Path, *, quick: bool = False, force: bool = False, consol
     )  # fmt: skip
     grpo["frac_reward_zero_std_mean"] = zero_std_mean(out / "grpo")
     say("[bold]5/5[/] evaluating after GRPO…")
-    after = evaluate("fund", str(out / "grpo" / "final"), out_dir=out / "eval" / "after", **evals)
+    after = evaluate(
+        "fund", ModelRef(str(out / "grpo" / "final")), items, generation, out=ReportFolder(out / "eval" / "after", force=True)
+    )
     comparison = compare_reports(before, after, labels=("before", "after"))
     atomic_write_json(out / "eval" / "compare.json", comparison)
     names = ("grade_exact", "within_one", "schema_valid", "reasoning_quality", "total_reward")

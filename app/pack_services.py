@@ -48,14 +48,29 @@ class AppServices:
     def grade_with_model(
         self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """``settings``: the harness's item, generation and grading keywords (``style``, ``max_new_tokens``,
+        ``batch_size``, ``extract``, ``on_batch`` …), sorted here into the harness's typed values."""
         from evaluator.evaluation.generate import GenerationError, Generator
         from evaluator.evaluation.harness import evaluate
+        from evaluator.evaluation.inputs import Items
+        from evaluator.models.generation import GenerationSettings
 
+        generation = GenerationSettings(**_take(settings, GenerationSettings))
+        items = Items(**_take(settings, Items), rows=rows)
         try:
             generator = Generator.load(
-                model["model"], adapter=model.get("adapter"), quantize=model.get("quantize"),
+                model["model"],
+                adapter=model.get("adapter"),
+                quantize=model.get("quantize"),
                 backend=model.get("backend") or "hf",
             )
-            return evaluate(pack, generator=generator, dataset=rows, return_samples=True, **settings)
+            return evaluate(pack, generator, items, generation, return_samples=True, **settings)
         except GenerationError as exc:
             raise ValueError(str(exc)) from exc
+
+
+def _take(settings: dict[str, Any], cls: type) -> dict[str, Any]:
+    """Remove and return the keywords that are fields of the dataclass ``cls``."""
+    import dataclasses
+
+    return {f.name: settings.pop(f.name) for f in dataclasses.fields(cls) if f.name in settings}

@@ -71,19 +71,17 @@ def build_model(out: Path, source: str, args: argparse.Namespace) -> Path:
 def held_out(model: Path, out: Path, source: str, args: argparse.Namespace) -> dict[str, Any]:
     """The harness on every held-out fund (or the first ``--eval-limit``), greedy."""
     from evaluator.evaluation.harness import evaluate, load_report
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.models.generation import GenerationSettings
 
     if (out / "report.json").exists():
         return load_report(out)
     return evaluate(
         "fund",
-        str(model),
-        data=source,
-        split="test",
-        limit=args.eval_limit,
-        max_new_tokens=args.max_completion_length,
-        batch_size=args.eval_batch,
-        out_dir=out,
-        force=True,
+        ModelRef(str(model)),
+        Items(data=source, split="test", limit=args.eval_limit),
+        GenerationSettings(max_new_tokens=args.max_completion_length, batch_size=args.eval_batch),
+        out=ReportFolder(out, force=True),
     )
 
 

@@ -56,6 +56,7 @@ def main() -> None:
 
     from evaluator.domains.registry import get_pack
     from evaluator.evaluation.generate import Generator
+    from evaluator.models.generation import GenerationSettings
 
     pack = get_pack(args.domain)
     rows = pack.dataset(args.data, "test", limit=args.n, seed=0).to_list()
@@ -75,11 +76,11 @@ def main() -> None:
     )
 
     # Warm both paths once so neither pays first-call costs inside the timing.
-    gen.generate(prompts[:2], max_new_tokens=4, batch_size=2)
+    gen.generate(prompts[:2], GenerationSettings(max_new_tokens=4, batch_size=2))
     per_prompt(model, tokenizer, prompts[:1], 4)
 
     t0 = time.perf_counter()
-    batched = gen.generate(prompts, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
+    batched = gen.generate(prompts, GenerationSettings(max_new_tokens=args.max_new_tokens, batch_size=args.batch_size))
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
     looped = per_prompt(model, tokenizer, prompts, args.max_new_tokens)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.models.chat_format import ChatFormat, refuses_system_role
+from evaluator.models.generation import GenerationSettings
 
 Prompt = Sequence[Mapping[str, Any]] | str
 """A conversational prompt (chat messages) or an already rendered prompt string."""
@@ -141,29 +142,12 @@ class Generator:
         return ids
 
     def config(
-        self,
-        *,
-        n: int,
-        temperature: float,
-        top_p: float,
-        top_k: int,
-        max_new_tokens: int,
-        batch_size: int,
-        seed: int,
-        chat_template_kwargs: Mapping[str, Any] | None = None,
+        self, generation: GenerationSettings, chat_template_kwargs: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """The resolved generation settings, as a report records them."""
-        greedy = temperature <= 0
         return {
             "backend": self.backend,
-            "do_sample": not greedy,
-            "samples": n,
-            "temperature": 0.0 if greedy else float(temperature),
-            "top_p": 1.0 if greedy else float(top_p),
-            "top_k": 0 if greedy else int(top_k),
-            "max_new_tokens": int(max_new_tokens),
-            "batch_size": int(batch_size),
-            "seed": int(seed),
+            **generation.record(),
             "padding_side": "left",
             "eos_token_ids": self.eos_token_ids(),
             "pad_token_id": self.tokenizer.pad_token_id,
@@ -174,33 +158,36 @@ class Generator:
     def generate(
         self,
         prompts: Sequence[Prompt],
-        n: int = 1,
-        temperature: float = 0.0,
+        generation: GenerationSettings = GenerationSettings(),
         *,
-        top_p: float = 1.0,
-        top_k: int = 0,
-        max_new_tokens: int = 256,
-        batch_size: int = 16,
-        seed: int = 0,
         chat_template_kwargs: Mapping[str, Any] | None = None,
         on_batch: Callable[[list[int], list[list[str]]], None] | None = None,
     ) -> Generations:
-        """``n`` completions for every prompt; greedy when ``temperature`` is 0.
+        """``generation.samples`` completions for every prompt; greedy when its temperature is 0.
 
         A batch that fails (e.g. out of memory) is retried one prompt at a time; a prompt that still
         fails gets empty completions and an entry in ``errors`` instead of ending the run.
         ``on_batch(indices, texts)`` sees each finished batch (for progress or partial saves).
         """
+        generation.check()
+        texts = [self.render(p, chat_template_kwargs) for p in prompts]
+        return self._decode(texts, generation, on_batch)
+
+    def _decode(
+        self,
+        texts: list[str],
+        generation: GenerationSettings,
+        on_batch: Callable[[list[int], list[list[str]]], None] | None,
+    ) -> Generations:
+        """Rendered prompts → completions, longest prompts first, ``generation.batch_size`` at a time."""
         import torch
 
-        check_generation_args(n, temperature, max_new_tokens, batch_size)
-        texts = [self.render(p, chat_template_kwargs) for p in prompts]
         lengths = [len(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
         order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
         out_texts: list[list[str]] = [[] for _ in texts]
         out_tokens: list[list[int]] = [[] for _ in texts]
         errors: dict[int, str] = {}
-        gen_kwargs = self._gen_kwargs(n, temperature, top_p, top_k, max_new_tokens)
+        gen_kwargs = self._gen_kwargs(generation)
 
         was_training = bool(getattr(self.model, "training", False))
         old_side = getattr(self.tokenizer, "padding_side", "right")
@@ -209,10 +196,11 @@ class Generator:
         devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
         try:
             with torch.random.fork_rng(devices=devices):  # sampling leaves the caller's random state alone
-                torch.manual_seed(seed)
+                torch.manual_seed(generation.seed)
                 t0 = time.perf_counter()
-                for start in range(0, len(order), batch_size):
-                    batch = order[start : start + batch_size]
+                size = generation.batch_size
+                for start in range(0, len(order), size):
+                    batch = order[start : start + size]
                     for idx, (done, counts) in self._run_batch(batch, texts, gen_kwargs, errors).items():
                         out_texts[idx], out_tokens[idx] = done, counts
                     if on_batch is not None:
@@ -224,22 +212,23 @@ class Generator:
                 self.model.train()
         return Generations(out_texts, out_tokens, seconds, errors)
 
-    def _gen_kwargs(
-        self, n: int, temperature: float, top_p: float, top_k: int, max_new_tokens: int
-    ) -> dict[str, Any]:
+    def _gen_kwargs(self, generation: GenerationSettings) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
-            "max_new_tokens": max_new_tokens,
-            "num_return_sequences": n,
+            "max_new_tokens": generation.max_new_tokens,
+            "num_return_sequences": generation.samples,
             "eos_token_id": self.eos_token_ids(),
             "pad_token_id": self.tokenizer.pad_token_id,
             "use_cache": True,
         }
-        if temperature > 0:
-            kwargs.update(
-                do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=int(top_k)
-            )
-        else:
+        if generation.greedy:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        else:
+            kwargs.update(
+                do_sample=True,
+                temperature=float(generation.temperature),
+                top_p=float(generation.top_p),
+                top_k=int(generation.top_k),
+            )
         return kwargs
 
     def _run_batch(
@@ -283,21 +272,6 @@ class Generator:
                 counts.append(len(row) if cut is None else cut + 1)
             results[idx] = (done, counts)
         return results
-
-
-def check_generation_args(n: int, temperature: float, max_new_tokens: int, batch_size: int) -> None:
-    """Refuse settings that cannot mean what the user wants, before any model is loaded."""
-    if n < 1:
-        raise ValueError(f"samples per prompt must be at least 1, got {n}")
-    if n > 1 and temperature <= 0:
-        raise ValueError(
-            f"{n} samples per prompt with greedy decoding would be {n} copies of one answer; "
-            "set a temperature above 0 (e.g. 0.6) to sample"
-        )
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-    if batch_size < 1:
-        raise ValueError(f"batch size must be at least 1, got {batch_size}")
 
 
 def _has_4bit_layers(model: Any) -> bool:

@@ -16,7 +16,8 @@ from typing import Any
 
 from evaluator.core.outputs import append_jsonl, prepare_output_dir
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import BACKENDS, Generator, check_generation_args
+from evaluator.evaluation.generate import Generations, Generator
+from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
 from evaluator.evaluation.report import (
     REPORT_NAME,
     SAMPLES_NAME,
@@ -28,138 +29,151 @@ from evaluator.evaluation.report import (
 )
 from evaluator.evaluation.scoring import score_rows
 from evaluator.models.chat_format import template_kwargs_for
+from evaluator.models.generation import GenerationSettings
 
 PARTIAL_NAME = "generations.partial.jsonl"
-
-
-def _rows(dataset: Any, limit: int | None) -> list[dict[str, Any]]:
-    rows = dataset.to_list() if hasattr(dataset, "to_list") else [dict(r) for r in dataset]
-    return rows[:limit] if limit is not None else rows
+EXTRACTS = ("strict", "flexible")
 
 
 def evaluate(
     pack: DomainPack | str,
-    model: str | None = None,
+    model: ModelRef | Generator,
+    items: Items | None = None,
+    generation: GenerationSettings | None = None,
     *,
-    adapter: str | os.PathLike[str] | None = None,
-    data: str | None = None,
-    split: str = "test",
-    limit: int | None = None,
-    samples: int = 1,
-    temperature: float = 0.0,
-    top_p: float = 1.0,
-    top_k: int = 0,
-    batch_size: int = 16,
-    max_new_tokens: int = 256,
-    style: str | None = None,
-    language: str | None = None,
-    backend: str = "hf",
-    quantize: str | None = None,
-    device: str | None = None,
     extract: str = "strict",
-    out_dir: str | os.PathLike[str] | None = None,
-    force: bool = False,
-    seed: int = 0,
-    generator: Generator | None = None,
-    dataset: Any = None,
+    out: ReportFolder | None = None,
     on_batch: Callable[[list[int]], None] | None = None,
     return_samples: bool = False,
 ) -> Any:
-    """Evaluate ``model`` (or an already loaded ``generator``) on the pack's data; return the report.
+    """Evaluate ``model`` (a :class:`ModelRef` to load, or a loaded ``Generator``) on ``items``; return the report.
 
-    ``dataset`` (rows with ``prompt`` and the pack's gold columns) replaces ``pack.dataset(data, split…)``
-    when given. With ``out_dir`` the report and samples are written there (a non-empty folder is
-    refused unless ``force``). ``on_batch`` hears the row indices of each finished batch (progress bars);
-    ``return_samples`` returns ``(report, samples)`` for callers that present the graded samples themselves.
+    ``generation.seed`` seeds the sampling, the pack's data sample and the bootstrap intervals. With ``out``
+    the report and samples are written there. ``on_batch`` hears the row indices of each finished batch
+    (progress bars); ``return_samples`` returns ``(report, samples)`` for callers that present the graded
+    samples themselves.
     """
     from evaluator.domains.registry import get_pack
 
     t_start = time.perf_counter()
+    items, generation = items or Items(), generation or GenerationSettings()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
-    style = pack_obj.check_style(style)
-    language = pack_obj.check_language(language)
-    if limit is not None and limit < 1:
-        raise ValueError(f"--limit must be at least 1, got {limit}")
-    check_generation_args(samples, temperature, max_new_tokens, batch_size)
-    if extract not in ("strict", "flexible"):
+    style = pack_obj.check_style(items.style)
+    language = pack_obj.check_language(items.language)
+    items.check()
+    generation.check()
+    if extract not in EXTRACTS:
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
-    if generator is None and backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if generator is None and model is not None:
-        from evaluator.models.loading import model_source
-
-        model_source(model)  # a missing folder or an unreachable hub fails now, before any data is built
-    out = prepare_output_dir(out_dir, force=force) if out_dir is not None else None
-    if dataset is None:
-        dataset = pack_obj.dataset(data, split, style=style, language=language, limit=limit, seed=seed)
-    rows = _rows(dataset, limit)
-    if not rows:
-        raise ValueError(
-            f"no items to evaluate (domain {pack_obj.name}, data {data or 'default'}, split {split})"
-        )
-    if generator is None:
-        if model is None:
-            raise ValueError("evaluate needs a model name or a loaded generator")
-        generator = Generator.load(
-            model, adapter=adapter, quantize=quantize, device=device, backend=backend, seed=seed
-        )
+    if isinstance(model, ModelRef):
+        model.check()
+    folder = prepare_output_dir(out.path, force=out.force) if out is not None else None
+    rows = _rows(pack_obj, items, style, language, generation.seed)
+    generator = model if isinstance(model, Generator) else _load(model, generation.seed)
     template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
-
-    partial = out / PARTIAL_NAME if out is not None else None
-    if partial is not None:
-        partial.unlink(missing_ok=True)
-
-    def save_partial(indices: list[int], texts: list[list[str]]) -> None:
-        if on_batch is not None:
-            on_batch(indices)
-        if partial is None:
-            return
-        for idx, done in zip(indices, texts, strict=True):
-            append_jsonl(partial, {"index": idx, "id": str(rows[idx].get("id", idx)), "completions": done})
-
+    partial = _PartialWriter(folder, rows, on_batch)
     gens = generator.generate(
-        [r["prompt"] for r in rows],
-        n=samples,
-        temperature=temperature,
-        top_p=top_p,
-        top_k=top_k,
-        max_new_tokens=max_new_tokens,
-        batch_size=batch_size,
-        seed=seed,
-        chat_template_kwargs=template_kwargs,
-        on_batch=save_partial,
+        [r["prompt"] for r in rows], generation, chat_template_kwargs=template_kwargs, on_batch=partial
     )
     t_score = time.perf_counter()
     summary, sample_rows = score_rows(
-        pack_obj, rows, gens.texts, style, extract, token_counts=gens.n_tokens, errors=gens.errors, seed=seed
-    )
+        pack_obj, rows, gens.texts, style, extract, token_counts=gens.n_tokens, errors=gens.errors,
+        seed=generation.seed,
+    )  # fmt: skip
     scoring_seconds = time.perf_counter() - t_score
-    info = generator.info
-    gen_config = generator.config(
-        n=samples,
-        temperature=temperature,
-        top_p=top_p,
-        top_k=top_k,
-        max_new_tokens=max_new_tokens,
-        batch_size=batch_size,
-        seed=seed,
-        chat_template_kwargs=template_kwargs,
+    gen_config = generator.config(generation, chat_template_kwargs=template_kwargs)
+    gen_config.update({k: generator.info.get(k) for k in ("quantize", "device", "dtype")})
+    report = finalize_report(
+        summary,
+        kind="evaluation",
+        identity=_identity(generator, model, items, language, generation.seed),
+        generation=gen_config,
+        timing=_timing(t_start, generator.info, gens, scoring_seconds),
+        samples_file=SAMPLES_NAME if folder is not None else None,
+        warnings=_warnings(generation.samples, gens.errors) + pack_obj.metric_notes(),
     )
-    gen_config.update({k: info.get(k) for k in ("quantize", "device", "dtype")})
+    if folder is not None:
+        write_samples(folder / SAMPLES_NAME, sample_rows)
+        write_report(folder / REPORT_NAME, report)
+        partial.remove()
+    return (report, sample_rows) if return_samples else report
+
+
+def _rows(pack: DomainPack, items: Items, style: str, language: str, seed: int) -> list[dict[str, Any]]:
+    """The items as rows: the given ones, or the pack's ``data``/``split`` (first ``limit``); none is an error."""
+    dataset = items.rows
+    if dataset is None:
+        dataset = pack.dataset(
+            items.data, items.split, style=style, language=language, limit=items.limit, seed=seed
+        )
+    rows = dataset.to_list() if hasattr(dataset, "to_list") else [dict(r) for r in dataset]
+    rows = rows[: items.limit] if items.limit is not None else rows
+    if not rows:
+        raise ValueError(
+            f"no items to evaluate (domain {pack.name}, data {items.data or 'default'}, split {items.split})"
+        )
+    return rows
+
+
+def _load(model: ModelRef, seed: int) -> Generator:
+    return Generator.load(
+        model.model, adapter=model.adapter, quantize=model.quantize, device=model.device, backend=model.backend,
+        seed=seed,
+    )  # fmt: skip
+
+
+class _PartialWriter:
+    """Appends each finished batch to ``generations.partial.jsonl`` (when writing a folder) and tells ``on_batch``."""
+
+    def __init__(
+        self, folder: Path | None, rows: list[dict[str, Any]], on_batch: Callable[[list[int]], None] | None
+    ):
+        self.path = folder / PARTIAL_NAME if folder is not None else None
+        self.rows = rows
+        self.on_batch = on_batch
+        self.remove()
+
+    def __call__(self, indices: list[int], texts: list[list[str]]) -> None:
+        if self.on_batch is not None:
+            self.on_batch(indices)
+        if self.path is None:
+            return
+        for idx, done in zip(indices, texts, strict=True):
+            append_jsonl(
+                self.path, {"index": idx, "id": str(self.rows[idx].get("id", idx)), "completions": done}
+            )
+
+    def remove(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+def _identity(
+    generator: Generator, model: ModelRef | Generator, items: Items, language: str, seed: int
+) -> dict[str, Any]:
+    """What was evaluated: model, adapter (and its digest), data (and its digest), split, limit, seed, language."""
+    info = generator.info
+    name = model.model if isinstance(model, ModelRef) else None
+    adapter = model.adapter if isinstance(model, ModelRef) else None
     adapter_used = info.get("adapter") or (str(adapter) if adapter else None)
-    identity = {
-        "model": info.get("model") or model or type(generator.model).__name__,
+    data = items.data
+    return {
+        "model": info.get("model") or name or type(generator.model).__name__,
         "model_path": info.get("model_path"),
         "adapter": adapter_used,
         "adapter_sha256": adapter_sha256(adapter_used),
         "data": str(data) if data is not None else None,
         "data_sha256": file_sha256(data) if data is not None else None,
-        "split": split,
-        "limit": limit,
+        "split": items.split,
+        "limit": items.limit,
         "seed": seed,
         "language": language,
     }
-    timing = {
+
+
+def _timing(
+    t_start: float, info: Mapping[str, Any], gens: Generations, scoring_seconds: float
+) -> dict[str, Any]:
+    return {
         "seconds": round(time.perf_counter() - t_start, 3),
         "load_seconds": info.get("load_seconds"),
         "generation_seconds": round(gens.seconds, 3),
@@ -167,25 +181,9 @@ def evaluate(
         "n_generated_tokens": gens.total_tokens,
         "tokens_per_second": round(gens.tokens_per_second, 2) if gens.tokens_per_second else None,
     }
-    warnings = _warnings(samples, temperature, gens.errors) + pack_obj.metric_notes()
-    report = finalize_report(
-        summary,
-        kind="evaluation",
-        identity=identity,
-        generation=gen_config,
-        timing=timing,
-        samples_file=SAMPLES_NAME if out is not None else None,
-        warnings=warnings,
-    )
-    if out is not None:
-        write_samples(out / SAMPLES_NAME, sample_rows)
-        write_report(out / REPORT_NAME, report)
-        if partial is not None:
-            partial.unlink(missing_ok=True)
-    return (report, sample_rows) if return_samples else report
 
 
-def _warnings(samples: int, temperature: float, errors: Mapping[int, str]) -> list[str]:
+def _warnings(samples: int, errors: Mapping[int, str]) -> list[str]:
     out: list[str] = []
     if errors:
         out.append(f"{len(errors)} prompt(s) failed to generate and count as wrong; see errors")

@@ -8,17 +8,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.generate import (
-    GenerationError,
-    Generations,
-    Generator,
-    Prompt,
-    check_generation_args,
-)
+from evaluator.evaluation.generate import GenerationError, Generations, Generator
+from evaluator.models.generation import GenerationSettings
 
 
 def vllm_available() -> bool:
@@ -87,33 +82,23 @@ class VLLMGenerator(Generator):
     def eos_token_ids(self) -> list[int]:
         return [int(self.tokenizer.eos_token_id)] if self.tokenizer.eos_token_id is not None else []
 
-    def generate(
+    def _decode(
         self,
-        prompts: Sequence[Prompt],
-        n: int = 1,
-        temperature: float = 0.0,
-        *,
-        top_p: float = 1.0,
-        top_k: int = 0,
-        max_new_tokens: int = 256,
-        batch_size: int = 16,
-        seed: int = 0,
-        chat_template_kwargs: Mapping[str, Any] | None = None,
-        on_batch: Callable[[list[int], list[list[str]]], None] | None = None,
+        texts: list[str],
+        generation: GenerationSettings,
+        on_batch: Callable[[list[int], list[list[str]]], None] | None,
     ) -> Generations:
         """All prompts in one call (vLLM schedules its own batches); ``batch_size`` is not used."""
         from vllm import SamplingParams
 
-        check_generation_args(n, temperature, max_new_tokens, batch_size)
-        texts = [self.render(p, chat_template_kwargs) for p in prompts]
-        greedy = temperature <= 0
+        greedy = generation.greedy
         params = SamplingParams(
-            n=n,
-            temperature=0.0 if greedy else temperature,
-            top_p=1.0 if greedy else top_p,
-            top_k=-1 if greedy or top_k <= 0 else top_k,
-            max_tokens=max_new_tokens,
-            seed=seed,
+            n=generation.samples,
+            temperature=0.0 if greedy else generation.temperature,
+            top_p=1.0 if greedy else generation.top_p,
+            top_k=-1 if greedy or generation.top_k <= 0 else generation.top_k,
+            max_tokens=generation.max_new_tokens,
+            seed=generation.seed,
         )
         t0 = time.perf_counter()
         outputs = self.model.generate(texts, params, lora_request=self.lora_request, use_tqdm=False)

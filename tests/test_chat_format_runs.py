@@ -18,6 +18,7 @@ from evaluator.domains.gsm8k.styles import get_style
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.generate import Generator
 from evaluator.models.chat_format import chat_format
+from evaluator.models.generation import GenerationSettings
 from evaluator.training.config import load_config
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.local import LocalJudge
@@ -52,8 +53,7 @@ def test_the_generator_renders_and_records_by_the_rule(loaded: dict[str, tuple[A
     else:
         head = f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{question}<|im_end|>\n<|im_start|>assistant\n"
         assert text == head + (EMPTY_THINK if kind == "qwen3" else "")
-    record = gen.config(n=1, temperature=0, top_p=1, top_k=0, max_new_tokens=4, batch_size=1, seed=0,
-                        chat_template_kwargs=kwargs)  # fmt: skip
+    record = gen.config(GenerationSettings(max_new_tokens=4, batch_size=1), chat_template_kwargs=kwargs)
     assert {k: record[k] for k in ("fold_system_into_user", "chat_template_kwargs")} == expected_record(kind, "xml")
 
 
@@ -107,6 +107,7 @@ def test_sft_grpo_with_local_judge_and_eval_run_under_each_template(
     from trl import GRPOTrainer, SFTTrainer
 
     from evaluator.evaluation.harness import evaluate
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
     from evaluator.training.grpo import train
     from evaluator.training.sft import sft
 
@@ -171,8 +172,8 @@ def test_sft_grpo_with_local_judge_and_eval_run_under_each_template(
         resolved = yaml.safe_load((run / "run_config.yaml").read_text())["resolved"]
         assert resolved["chat_format"] == expected_record(kind, style)
 
-    report = evaluate(GSM8K, path, adapter=grpo_out / "final", data="synthetic", limit=2, max_new_tokens=4,
-                      style=style, out_dir=tmp_path / "eval")  # fmt: skip
+    report = evaluate(GSM8K, ModelRef(path, adapter=grpo_out / "final"), Items(data="synthetic", limit=2, style=style),
+                      GenerationSettings(max_new_tokens=4), out=ReportFolder(tmp_path / "eval"))  # fmt: skip
     generation = report["generation"]
     assert {k: generation[k] for k in ("fold_system_into_user", "chat_template_kwargs")} == expected_record(kind, style)
 

@@ -13,7 +13,9 @@ from evaluator.core.schemas import schema_problems
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.generate import Generator
 from evaluator.evaluation.harness import evaluate
+from evaluator.evaluation.inputs import Items, ReportFolder
 from evaluator.evaluation.report import report_schema, samples_schema
+from evaluator.models.generation import GenerationSettings
 
 pytestmark = pytest.mark.slow
 LIMIT, MAX_NEW = 10, 24
@@ -126,7 +128,7 @@ def test_a_loaded_model_is_evaluated_in_place_and_left_as_it_was(tiny_model_dir:
     model.train()
     tok.padding_side = "right"
     gen = Generator(model, tok, info={"model": "in-memory policy"})
-    report = evaluate("gsm8k", generator=gen, data="synthetic", limit=4, max_new_tokens=8, batch_size=3)
+    report = evaluate("gsm8k", gen, Items(data="synthetic", limit=4), GenerationSettings(max_new_tokens=8, batch_size=3))
     assert model.training is True and tok.padding_side == "right"
     assert report["identity"]["model"] == "in-memory policy" and report["samples_file"] is None
     assert schema_problems(report, report_schema()) == []
@@ -134,26 +136,9 @@ def test_a_loaded_model_is_evaluated_in_place_and_left_as_it_was(tiny_model_dir:
     import torch
 
     rng_before = torch.get_rng_state()
-    first = evaluate(
-        "gsm8k",
-        generator=gen,
-        data="synthetic",
-        limit=3,
-        samples=3,
-        temperature=1.0,
-        max_new_tokens=6,
-        seed=7,
-    )
-    again = evaluate(
-        "gsm8k",
-        generator=gen,
-        data="synthetic",
-        limit=3,
-        samples=3,
-        temperature=1.0,
-        max_new_tokens=6,
-        seed=7,
-    )
+    sampled = GenerationSettings(samples=3, temperature=1.0, max_new_tokens=6, seed=7)
+    first = evaluate("gsm8k", gen, Items(data="synthetic", limit=3), sampled)
+    again = evaluate("gsm8k", gen, Items(data="synthetic", limit=3), sampled)
     assert torch.equal(torch.get_rng_state(), rng_before)  # the caller's random stream is untouched
     assert first["n_completions"] == 9 and first["pass_at_k"]["k"] == 3 and first["maj_at_k"] is not None
     assert first["pass_at_k"]["strict"]["1"]["value"] == pytest.approx(first["accuracy"]["strict"]["value"])
@@ -193,14 +178,15 @@ def test_a_failing_batch_is_retried_per_prompt_and_one_bad_prompt_does_not_stop_
     plain = Generator(model, tok)
     poison = plain.render(rows[2]["prompt"])
     flaky = Generator(_FlakyModel(model, tok(poison, add_special_tokens=False)["input_ids"]), tok)
-    expected = plain.generate([r["prompt"] for r in rows], max_new_tokens=6, batch_size=5)
-    got = flaky.generate([r["prompt"] for r in rows], max_new_tokens=6, batch_size=5)
+    settings = GenerationSettings(max_new_tokens=6, batch_size=5)
+    expected = plain.generate([r["prompt"] for r in rows], settings)
+    got = flaky.generate([r["prompt"] for r in rows], settings)
     assert set(got.errors) == {2} and "device-side assert" in got.errors[2]
     assert got.texts[2] == [""] and got.n_tokens[2] == [0]
     for i in (0, 1, 3, 4):
         assert got.texts[i] == expected.texts[i]
 
-    report = evaluate("gsm8k", generator=flaky, dataset=rows, max_new_tokens=6, batch_size=5)
+    report = evaluate("gsm8k", flaky, Items(rows=rows), settings)
     assert report["n_errors"] == 1 and report["errors"][0]["id"] == rows[2]["id"]
     assert report["items"][2]["correct_flexible"] is False and any(
         "failed to generate" in w for w in report["warnings"]
@@ -259,7 +245,7 @@ def test_eval_in_4bit_on_cpu(tiny_model_dir: Path, tmp_path: Path) -> None:
     layers = [m for m in gen.model.modules() if type(m).__name__ == "Linear4bit"]
     assert layers and all(m.support_avx512bf16_for_cpu is False for m in layers)
     report = evaluate(
-        "gsm8k", generator=gen, data="synthetic", limit=3, max_new_tokens=8, out_dir=tmp_path / "q4"
+        "gsm8k", gen, Items(data="synthetic", limit=3), GenerationSettings(max_new_tokens=8), out=ReportFolder(tmp_path / "q4")
     )
     assert report["generation"]["quantize"] == "4bit"
     _, samples = _read(tmp_path / "q4")

@@ -132,6 +132,7 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
 
     from evaluator.domains.registry import get_pack
     from evaluator.evaluation.policy import grade_policy
+    from evaluator.models.generation import GenerationSettings
     from evaluator.training.config import TrainConfig
     from evaluator.training.held_out import HeldOutEval
     from evaluator.training.run_setup import load_policy
@@ -145,8 +146,9 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
 
     pack = get_pack("gsm8k")
     held_out = HeldOutEval.build(
-        pack, grade_policy, data="synthetic:steps=1", split="test", limit=4, style=None, language="en", max_new_tokens=8
-    )
+        pack, grade_policy, data="synthetic:steps=1", split="test", limit=4, style=None, language="en",
+        generation=GenerationSettings(max_new_tokens=8, batch_size=32),
+    )  # fmt: skip
     figures = held_out.run(model, tok)
     assert figures["eval/n"] == 4 and model.training  # train mode is back for the next step
     after = _lora_grads(model, batch)

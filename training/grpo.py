@@ -16,6 +16,7 @@ from evaluator.core.outputs import append_jsonl_rows, atomic_write_json
 from evaluator.domains.base import DomainPack, RewardFn, completion_text
 from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
+from evaluator.models.generation import GenerationSettings
 from evaluator.training.algorithms import algorithm_record
 from evaluator.training.callbacks import (
     BestAdapterSaver,
@@ -181,6 +182,12 @@ def prompt_key(prompt: Any) -> str:
     return str(prompt)
 
 
+def held_out_generation(cfg: TrainConfig) -> GenerationSettings:
+    """Greedy, completions as long as the rollouts', ``eval_batch_size`` prompts a call, and seed 0:
+    ``evaluator eval``'s default, so the slice is the one it grades, whatever the training seed."""
+    return GenerationSettings(max_new_tokens=cfg.max_completion_length, batch_size=cfg.eval_batch_size, seed=0)
+
+
 def held_out_monitor(
     cfg: TrainConfig, pack: DomainPack, style: str | None, console: Any, grader: PolicyGrader | None
 ) -> HeldOutMonitor | None:
@@ -200,9 +207,7 @@ def held_out_monitor(
             limit=cfg.eval_limit,
             style=style,
             language=cfg.language,
-            max_new_tokens=cfg.max_completion_length,
-            batch_size=cfg.eval_batch_size,
-            seed=0,  # `evaluator eval`'s default: the same slice it grades, whatever the training seed
+            generation=held_out_generation(cfg),
         )
     except ValueError as exc:
         raise TrainingError(f"--eval-split {cfg.eval_split}: {exc}") from exc

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluator.domains.base import DomainPack
+from evaluator.models.generation import GenerationSettings
 
 EVAL_KEYS = ("eval/accuracy", "eval/format_rate")
 
@@ -36,24 +37,20 @@ class PolicyGrader(Protocol):
         split: str,
         style: str | None,
         language: str,
-        max_new_tokens: int,
-        batch_size: int,
-        seed: int,
+        generation: GenerationSettings,
     ) -> dict[str, Any]: ...
 
 
 @dataclass
 class HeldOutEval:
-    """A fixed held-out slice of the pack's data and the settings to grade a policy on it."""
+    """A fixed held-out slice of the pack's data and the settings to grade a policy on it (greedy in training)."""
 
     pack: DomainPack
     grader: PolicyGrader
     rows: list[dict[str, Any]]
     style: str | None
     language: str
-    max_new_tokens: int
-    batch_size: int = 32
-    seed: int = 0
+    generation: GenerationSettings
     split: str = "test"
     history: list[dict[str, Any]] = field(default_factory=list)
 
@@ -68,17 +65,15 @@ class HeldOutEval:
         limit: int,
         style: str | None,
         language: str,
-        max_new_tokens: int,
-        batch_size: int = 32,
-        seed: int = 0,
+        generation: GenerationSettings,
     ) -> HeldOutEval:
         """Build the slice now, so a missing split fails before training starts, not at the first eval."""
-        dataset = pack.dataset(data, split, style=style, language=language, limit=limit, seed=seed)
+        dataset = pack.dataset(data, split, style=style, language=language, limit=limit, seed=generation.seed)
         rows = dataset.to_list() if hasattr(dataset, "to_list") else [dict(r) for r in dataset]
         rows = rows[:limit]
         if not rows:
             raise ValueError(f"held-out split {split!r} of {pack.name} has no rows to evaluate on")
-        return cls(pack, grader, rows, style, language, max_new_tokens, batch_size, seed, split)
+        return cls(pack, grader, rows, style, language, generation, split)
 
     def run(self, model: Any, tokenizer: Any) -> dict[str, float | None]:
         """Grade ``model`` as it is now; returns ``eval/*`` figures with 95 % bootstrap CIs."""
@@ -92,9 +87,7 @@ class HeldOutEval:
                 split=self.split,
                 style=self.style,
                 language=self.language,
-                max_new_tokens=self.max_new_tokens,
-                batch_size=self.batch_size,
-                seed=self.seed,
+                generation=self.generation,
             )
         finally:
             if was_training:

@@ -139,6 +139,8 @@ def run_job(spec_path: Path) -> int:
 
 def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
     from evaluator.evaluation.harness import evaluate
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.models.generation import GenerationSettings
     from evaluator.training.config import TrainConfig, validate
     from evaluator.training.mixing import pack_names
 
@@ -160,14 +162,18 @@ def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
     ev = job.eval
     packs = pack_names(cfg.domain)
     metrics: dict[str, Any] = {}
+    generation = GenerationSettings(
+        max_new_tokens=ev.get("max_new_tokens", cfg.max_completion_length), batch_size=ev.get("batch_size", 32), seed=0
+    )
     for pack in packs:  # a mixed run is evaluated on each pack's held-out items, into eval/<pack>/
         mixed = len(packs) > 1
-        report = evaluate(
-            pack, model, adapter=adapter, data=None if mixed else ev.get("data", cfg.data), split=ev["split"],
-            limit=ev.get("limit"), batch_size=ev.get("batch_size", 32),
-            max_new_tokens=ev.get("max_new_tokens", cfg.max_completion_length),
+        items = Items(
+            data=None if mixed else ev.get("data", cfg.data), split=ev["split"], limit=ev.get("limit"),
             style=None if mixed else cfg.style, language=None if mixed else cfg.language,
-            out_dir=out / "eval" / pack if mixed else out / "eval", force=True, seed=0,
+        )
+        report = evaluate(
+            pack, ModelRef(model, adapter=adapter), items, generation,
+            out=ReportFolder(out / "eval" / pack if mixed else out / "eval", force=True),
         )
         prefix = f"{pack}/" if mixed else ""
         metrics.update({prefix + name: m["value"] for name, m in (report.get("metrics") or {}).items()})
