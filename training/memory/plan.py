@@ -1,6 +1,6 @@
 """Know before launching whether a QLoRA GRPO run fits the GPU, and what to change when it does not.
 
-The estimate itself is :func:`estimate` (module :mod:`memory_estimate`). This module is what the trainer and
+The estimate itself is :func:`estimate` (module :mod:`estimate`). This module is what the trainer and
 the ``evaluator plan`` command call: plans for a ``TrainConfig``, the users' checklist of fixes (lower the
 per-device batch while raising gradient accumulation, lower the LoRA rank, shorten completions, then turn on
 gradient checkpointing or 4-bit), the warning ``evaluator train`` prints, and the out-of-memory advice.
@@ -14,16 +14,15 @@ from typing import Any
 
 from evaluator.models.hardware import hardware_defaults
 from evaluator.training.memory.architectures import ArchSpec, arch_for
-from evaluator.training.memory.estimate import (
+from evaluator.training.memory.estimate import MemoryPlan, estimate
+from evaluator.training.memory.settings import (
     CUDA_CONTEXT_BYTES,
     DEFAULT_PROMPT_LENGTH,
     GIB,
     JudgeSettings,
-    MemoryPlan,
     PlanError,
     PlanSettings,
     Row,
-    estimate,
     gib,
 )
 from evaluator.training.memory.vllm import vllm_utilisation

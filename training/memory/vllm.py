@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluator.training.memory.settings import Row, gib
 
-def vllm_rows(s: Any) -> list[Any]:
+
+def vllm_rows(s: Any) -> list[Row]:
     """Rows for a plan: the colocated vLLM reservation, when utilisation and the GPU size are known."""
-    from evaluator.training.memory.estimate import Row, gib
-
     util = float(getattr(s, "vllm_gpu_memory_utilization", 0.0) or 0.0)
     total = getattr(s, "gpu_total_bytes", None)
     if util <= 0 or not total:
