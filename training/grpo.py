@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.outputs import append_jsonl_rows, atomic_write_json
-from evaluator.domains.base import DomainPack, RewardFn, completion_text
+from evaluator.core.outputs import atomic_write_json
+from evaluator.domains.base import DomainPack, RewardFn
 from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
 from evaluator.models.generation import GenerationSettings
@@ -28,6 +29,7 @@ from evaluator.training.callbacks import (
 from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
+from evaluator.training.grpo_trainer import prompt_key, trainer_class
 from evaluator.training.held_out import HeldOutEval, PolicyGrader
 from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
@@ -75,78 +77,6 @@ def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[
     return names, [named_reward(n, available[n]) for n in names], [float(weights.get(n, 1.0)) for n in names]
 
 
-def _trainer_class(algorithm: str = "grpo") -> type:
-    """TRL's GRPOTrainer or RLOOTrainer (same logging layout) with the run's own logging added."""
-    from evaluator.training.algorithms import trl_classes
-
-    _, base = trl_classes(algorithm)
-
-    class EvaluatorTrainer(base):  # type: ignore[misc, valid-type]
-        """The TRL trainer, also writing a sample of completions with per-reward scores each logging step."""
-
-        completions_path: Path | None = None
-        completions_per_log: int = 4
-        monitor: Any = None
-        prompt_stream: Any = None
-
-        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-            if self.model.training and "loss" in logs:
-                if self.prompt_stream is not None:  # dynamic sampling hears each step's per-prompt rewards
-                    self.prompt_stream.observe(*_step_rewards(self))
-                if self.completions_path is not None and self.accelerator.is_main_process:
-                    self._write_completions()
-                if self.monitor is not None:  # eval/* join this row, so trackers and best_adapter see them
-                    self.monitor.at_log(
-                        self.state.global_step, logs, self.model, self.processing_class, self.control
-                    )
-            super().log(logs, start_time)
-
-        def train(self, *args: Any, **kwargs: Any) -> Any:
-            self.add_callback(_start_eval_callback()(self))
-            return super().train(*args, **kwargs)
-
-        def _write_completions(self) -> None:
-            prompts = list(self._logs["prompt"])[-self.completions_per_log :]
-            completions = list(self._logs["completion"])[-self.completions_per_log :]
-            rewards = {k: list(v)[-len(prompts) :] for k, v in self._logs["rewards"].items()}
-            advantages = list(self._logs["advantages"])[-len(prompts) :]
-            rows = [
-                {
-                    "step": self.state.global_step,
-                    "prompt": completion_text([m for m in p if m.get("role") == "user"])
-                    if isinstance(p, list)
-                    else p,
-                    "completion": completion_text(c),
-                    "rewards": {k: (v[i] if i < len(v) else None) for k, v in rewards.items()},
-                    "advantage": advantages[i] if i < len(advantages) else None,
-                }
-                for i, (p, c) in enumerate(zip(prompts, completions, strict=False))
-            ]
-            append_jsonl_rows(self.completions_path, rows)  # one open and one write per logging step
-
-    return EvaluatorTrainer
-
-
-def _start_eval_callback() -> type:
-    from transformers import TrainerCallback
-
-    class StartEval(TrainerCallback):
-        """Logs the held-out figures of the starting weights as a step-0 row (fresh runs with eval on)."""
-
-        def __init__(self, trainer: Any) -> None:
-            self.trainer = trainer
-
-        def on_train_begin(self, args, state, control, model=None, **kwargs):  # type: ignore[no-untyped-def]
-            monitor = self.trainer.monitor
-            if monitor is None:
-                return
-            figures = monitor.at_start(state.global_step, self.trainer.model, self.trainer.processing_class)
-            if figures is not None:
-                self.trainer.log(dict(figures))
-
-    return StartEval
-
-
 def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
     """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
     from evaluator.training.algorithms import trl_args, trl_classes
@@ -159,27 +89,6 @@ def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fm
         extra["shuffle_dataset"] = False
     config_cls, _ = trl_classes(cfg.algorithm)
     return trl_args(cfg, trainer_kwargs(cfg, out, policy, config_cls, cfg.algorithm), weights, extra)
-
-
-def _step_rewards(trainer: Any) -> tuple[list[str], list[float | None]]:
-    """The last generation batch's prompts (user text) and weighted total rewards, from the trainer's log buffer."""
-    n = trainer.args.generation_batch_size
-    prompts = list(trainer._logs["prompt"])[-n:]
-    columns = [list(v)[-len(prompts) :] for v in trainer._logs["rewards"].values()]
-    weights = list(trainer.reward_weights.tolist()) if hasattr(trainer, "reward_weights") else [1.0] * len(columns)
-    totals: list[float | None] = []
-    for i in range(len(prompts)):
-        parts = [(w, col[i]) for w, col in zip(weights, columns, strict=False) if i < len(col)]
-        present = [w * v for w, v in parts if v is not None and v == v]  # NaN: a reward that abstained
-        totals.append(sum(present) if present else None)
-    return [prompt_key(p) for p in prompts], totals
-
-
-def prompt_key(prompt: Any) -> str:
-    """A prompt's identity for dynamic sampling: its user text (the system prompt is the same for all)."""
-    if isinstance(prompt, list):
-        return completion_text([m for m in prompt if m.get("role") == "user"])
-    return str(prompt)
 
 
 def held_out_generation(cfg: TrainConfig) -> GenerationSettings:
@@ -216,6 +125,23 @@ def held_out_monitor(
     )
 
 
+@dataclass
+class _Inputs:
+    """What a run trains on, settled before the model loads: the pack, the folder, rewards, data and judge."""
+
+    pack: DomainPack
+    out: Path
+    resume_from: Path | None
+    resumed: dict[str, Any] | None
+    style: str | None
+    mixed: bool
+    dataset: Any
+    names: list[str]
+    funcs: list[RewardFn]
+    weights: list[float]
+    judge: Any = None
+
+
 def train(
     cfg: TrainConfig,
     *,
@@ -233,6 +159,48 @@ def train(
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
+    run = _inputs(cfg, console)
+    monitor = held_out_monitor(cfg, run.pack, run.style, console, grade_policy)  # slice built before the model loads
+    if monitor is not None and run.resumed is not None:
+        monitor.last_step = run.resumed["checkpoint_step"]  # its start was graded before the interruption
+    policy = load_policy(cfg)
+    fmt = chat_format(policy.tokenizer, run.style, run.pack)
+    dataset, lengths, stream = _policy_dataset(cfg, run, policy, fmt, console)
+    if not launched_child():  # the launcher planned once for every process
+        warn_if_plan_exceeds(cfg, policy.precision, console)
+    if is_main_process():
+        save_config(cfg, run.out / "run_config.yaml", resolved=_resolved(cfg, run, policy, fmt, lengths))
+    timer = StepTimer()
+    metrics = MetricsLogger(run.out / "metrics.jsonl", timer)
+    last = SaveLastStep(cfg.max_seconds)
+    best_metric = "eval/accuracy" if monitor is not None else "reward"
+    own: list[Any] = [timer, metrics, BestAdapterSaver(run.out, policy.tokenizer, best_metric), last]
+    if progress and is_main_process():
+        own.append(RichProgress(console, max_seconds=cfg.max_seconds))
+    trainer = _trainer(cfg, run, policy, fmt, dataset, [*own, *callbacks])
+    trainer.monitor = monitor
+    trainer.prompt_stream = stream
+    result, seconds = _run_trainer(cfg, trainer, run)
+    save_final(trainer, policy.tokenizer, run.out / "final")
+    summary = _summary(cfg, run, trainer, metrics, seconds, result, last, policy)
+    summary["held_out"] = monitor.summary() if monitor is not None else None
+    summary["length_budget"] = lengths
+    summary["clipped"] = clipped_note(metrics.rows, cfg.max_completion_length)
+    if (summary["clipped"] or {}).get("warning") and is_main_process():
+        say_warning(console, summary["clipped"]["warning"])
+    summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
+    summary["algorithm"] = algorithm_record(cfg)
+    summary["dynamic_sampling"] = stream.summary() if stream is not None else None
+    if run.resumed is not None:
+        summary["resume"] = run.resumed
+    summary.update(scale_summary(trainer.model))  # world_size (+ per-rank parameter digests); every rank joins
+    if is_main_process():
+        atomic_write_json(run.out / "run_summary.json", summary)
+    return summary
+
+
+def _inputs(cfg: TrainConfig, console: Any) -> _Inputs:
+    """Check the model and vLLM, prepare (or resume) the run folder, build the data, rewards and judge."""
     pack = get_pack(pack_names(cfg.domain)[0])  # a mixed run: the first pack gives the chat template switch
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
     require_vllm(cfg)  # --use-vllm without vLLM or a GPU fails before a run folder exists
@@ -245,6 +213,7 @@ def train(
             console.print(f"[yellow]note:[/] {note}")
     mixed = is_mixed(cfg.domain)
     style = pack.check_style(cfg.style if not mixed or cfg.style in pack.styles else None)
+    dataset = None
     if mixed:
         names, funcs, weights = mixed_rewards(cfg)
     else:
@@ -252,24 +221,23 @@ def train(
             cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
         )
         names, funcs, weights = select_rewards(pack, cfg)
-    judge = None
+    run = _Inputs(pack, out, resume_from, resumed, style, mixed, dataset, names, funcs, weights)
     if cfg.judge:
         from evaluator.training.judges import JudgeSpec, build_judge_reward
 
         spec = JudgeSpec.from_dict(cfg.judge)
-        judge = build_judge_reward(spec, pack, out)
-        names, funcs, weights = [*names, "judge"], [*funcs, judge], [*weights, float(spec.weight)]
+        run.judge = build_judge_reward(spec, pack, out)
+        run.names, run.funcs, run.weights = [*names, "judge"], [*funcs, run.judge], [*weights, float(spec.weight)]
+    return run
 
-    monitor = held_out_monitor(cfg, pack, style, console, grade_policy)  # its slice is built before the model loads
-    if monitor is not None and resumed is not None:
-        monitor.last_step = resumed["checkpoint_step"]  # its start was graded before the interruption
-    policy = load_policy(cfg)
-    fmt = chat_format(policy.tokenizer, style, pack)
+
+def _policy_dataset(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, console: Any) -> tuple[Any, Any, Any]:
+    """The prompts as TRL reads them, their measured length budget, and the dynamic-sampling stream (or None)."""
     # TRL renders the prompt column itself: fold in the messages (a mixed run: each pack in its own format)
-    dataset = mixed_dataset(cfg, policy.tokenizer, cfg.split) if mixed else fold_dataset(dataset, fmt)
+    dataset = mixed_dataset(cfg, policy.tokenizer, cfg.split) if run.mixed else fold_dataset(run.dataset, fmt)
     # lengths are measured against one pack's references, so a mixed run is not measured
-    lengths = None if mixed else check_grpo_lengths(
-        pack, dataset, policy.tokenizer, fmt, style, cfg, console if is_main_process() else None
+    lengths = None if run.mixed else check_grpo_lengths(
+        run.pack, dataset, policy.tokenizer, fmt, run.style, cfg, console if is_main_process() else None
     )
     stream = None
     if cfg.dynamic_sampling:
@@ -277,92 +245,69 @@ def train(
 
         stream = PromptStream(dataset.to_list(), cfg.dynamic_sampling, cfg.seed, key=lambda r: prompt_key(r["prompt"]))
         dataset = streamed_dataset(stream)
-    if not launched_child():  # the launcher planned once for every process
-        warn_if_plan_exceeds(cfg, policy.precision, console)
-    if is_main_process():
-        save_config(
-        cfg,
-            out / "run_config.yaml",
-            resolved={
-                **policy.resolved(),
-                "style": style,
-                "chat_format": fmt.record(),
-                "length_budget": lengths,
-                "rewards": dict(zip(names, weights, strict=True)),
-                "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
-                "algorithm": algorithm_record(cfg),
-            },
-        )
-    timer = StepTimer()
-    metrics = MetricsLogger(out / "metrics.jsonl", timer)
-    last = SaveLastStep(cfg.max_seconds)
-    best_metric = "eval/accuracy" if monitor is not None else "reward"
-    own: list[Any] = [timer, metrics, BestAdapterSaver(out, policy.tokenizer, best_metric), last]
-    if progress and is_main_process():
-        own.append(RichProgress(console, max_seconds=cfg.max_seconds))
-    trainer_cls = _trainer_class(cfg.algorithm)
-    trainer = trainer_cls(
-        model=policy.model,
-        reward_funcs=funcs,
-        args=grpo_args(cfg, out, policy, weights, fmt),
-        train_dataset=dataset,
-        processing_class=policy.tokenizer,
-        callbacks=[*own, *callbacks],
-    )
+    return dataset, lengths, stream
+
+
+def _resolved(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, lengths: Any) -> dict[str, Any]:
+    """The decisions ``run_config.yaml`` records beside the config: hardware, format, lengths, rewards."""
+    return {
+        **policy.resolved(),
+        "style": run.style,
+        "chat_format": fmt.record(),
+        "length_budget": lengths,
+        "rewards": dict(zip(run.names, run.weights, strict=True)),
+        "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
+        "algorithm": algorithm_record(cfg),
+    }
+
+
+def _trainer(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, dataset: Any, callbacks: list[Any]) -> Any:
+    """The TRL trainer with the run's callbacks in place of TRL's own printing."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
+    trainer = trainer_class(cfg.algorithm)(
+        model=policy.model,
+        reward_funcs=run.funcs,
+        args=grpo_args(cfg, run.out, policy, run.weights, fmt),
+        train_dataset=dataset,
+        processing_class=policy.tokenizer,
+        callbacks=callbacks,
+    )
     trainer.remove_callback(PrinterCallback)  # our MetricsLogger/RichProgress replace the raw dict prints
     trainer.remove_callback(ProgressCallback)
-    trainer.completions_path = out / "completions.jsonl"
+    trainer.completions_path = run.out / "completions.jsonl"
     trainer.completions_per_log = cfg.completions_per_log
-    trainer.monitor = monitor
-    trainer.prompt_stream = stream
+    return trainer
+
+
+def _run_trainer(cfg: TrainConfig, trainer: Any, run: _Inputs) -> tuple[Any, float]:
+    """Train (resuming where asked); an out-of-memory error becomes the planner's advice; the judge is closed."""
     t0 = time.perf_counter()
     try:
-        result = trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        result = trainer.train(resume_from_checkpoint=str(run.resume_from) if run.resume_from else None)
     except Exception as exc:
         if is_oom(exc):
             raise TrainingOOM.from_config(cfg) from exc
         raise
     finally:
-        if judge is not None:
-            judge.close()
-    seconds = time.perf_counter() - t0
-    final = out / "final"
-    save_final(trainer, policy.tokenizer, final)
-    summary = _summary(cfg, pack, out, trainer, metrics, names, weights, seconds, result, last, judge, policy)
-    summary["held_out"] = monitor.summary() if monitor is not None else None
-    summary["length_budget"] = lengths
-    summary["clipped"] = clipped_note(metrics.rows, cfg.max_completion_length)
-    if (summary["clipped"] or {}).get("warning") and is_main_process():
-        say_warning(console, summary["clipped"]["warning"])
-    summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
-    summary["algorithm"] = algorithm_record(cfg)
-    summary["dynamic_sampling"] = stream.summary() if stream is not None else None
-    if resumed is not None:
-        summary["resume"] = resumed
-    summary.update(scale_summary(trainer.model))  # world_size (+ per-rank parameter digests); every rank joins
-    if is_main_process():
-        atomic_write_json(out / "run_summary.json", summary)
-    return summary
+        if run.judge is not None:
+            run.judge.close()
+    return result, time.perf_counter() - t0
 
 
 def _summary(
     cfg: TrainConfig,
-    pack: DomainPack,
-    out: Path,
+    run: _Inputs,
     trainer: Any,
     metrics: MetricsLogger,
-    names: list[str],
-    weights: list[float],
     seconds: float,
     result: Any,
     last: SaveLastStep,
-    judge: Any,
     policy: Any,
 ) -> dict[str, Any]:
     rows = [r for r in metrics.rows if "loss" in r or "reward" in r]  # not the step-0 held-out row
     rewards = [r["reward"] for r in rows if r.get("reward") is not None]
+    out, judge = run.out, run.judge
     best = out / "best_adapter" / "best.json"
     import json
 
@@ -379,7 +324,7 @@ def _summary(
         "reward_first": rewards[0] if rewards else None,
         "reward_last": rewards[-1] if rewards else None,
         "reward_mean": sum(rewards) / len(rewards) if rewards else None,
-        "rewards": dict(zip(names, weights, strict=True)),
+        "rewards": dict(zip(run.names, run.weights, strict=True)),
         "best": json.loads(best.read_text(encoding="utf-8")) if best.exists() else None,
         "stopped_for_time": last.stopped_for_time,
         "final_adapter": str(out / "final"),

@@ -64,8 +64,6 @@ def with_chat_format(data: Any, fmt: ChatFormat) -> Any:
 def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
     """Run supervised fine-tuning; returns the run summary (also written to ``run_summary.json``)."""
     import datasets
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from trl import SFTConfig, SFTTrainer
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     from evaluator.training.mixing import is_mixed, mixed_sft_dataset, pack_names
@@ -95,27 +93,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
             "length_budget": budget.record(),
         },
     )
-    args = SFTConfig(**trainer_kwargs(cfg.replace(max_seq_length=max_length), out, policy, SFTConfig, "sft"))
-    timer = StepTimer()
-    metrics = MetricsLogger(out / "metrics.jsonl", timer)
-    last = SaveLastStep(cfg.max_seconds)
-    callbacks: list[Any] = [timer, metrics, last]
-    if progress:
-        callbacks.append(RichProgress(console, label="SFT", max_seconds=cfg.max_seconds))
-    trainer = SFTTrainer(
-        model=policy.model,
-        args=args,
-        train_dataset=dataset,
-        processing_class=policy.tokenizer,
-        callbacks=callbacks,
-    )
-    if len(trainer.train_dataset) == 0:  # TRL drops rows whose answer is cut away entirely
-        raise TrainingError(
-            f"no SFT example is left at --max-seq-length {max_length}: every prompt fills it; pass "
-            f"--max-seq-length {budget.sft_length()} or more"
-        )
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
+    trainer, metrics, last = _trainer(cfg, policy, dataset, out, max_length, budget, console, progress)
     resume_from = str(last_checkpoint(out)) if cfg.resume else None
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume_from)
@@ -142,3 +120,34 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     }
     atomic_write_json(out / "run_summary.json", summary)
     return summary
+
+
+def _trainer(
+    cfg: TrainConfig, policy: Any, dataset: Any, out: Path, max_length: int, budget: Any, console: Any, progress: bool
+) -> tuple[Any, MetricsLogger, SaveLastStep]:
+    """TRL's SFTTrainer with the run's callbacks; refuses a length that leaves no example to learn from."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import SFTConfig, SFTTrainer
+
+    args = SFTConfig(**trainer_kwargs(cfg.replace(max_seq_length=max_length), out, policy, SFTConfig, "sft"))
+    timer = StepTimer()
+    metrics = MetricsLogger(out / "metrics.jsonl", timer)
+    last = SaveLastStep(cfg.max_seconds)
+    callbacks: list[Any] = [timer, metrics, last]
+    if progress:
+        callbacks.append(RichProgress(console, label="SFT", max_seconds=cfg.max_seconds))
+    trainer = SFTTrainer(
+        model=policy.model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=policy.tokenizer,
+        callbacks=callbacks,
+    )
+    if len(trainer.train_dataset) == 0:  # TRL drops rows whose answer is cut away entirely
+        raise TrainingError(
+            f"no SFT example is left at --max-seq-length {max_length}: every prompt fills it; pass "
+            f"--max-seq-length {budget.sft_length()} or more"
+        )
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer, metrics, last
