@@ -7,6 +7,7 @@ sub-minute smoke version with the test-suite model.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,41 +151,81 @@ def run_demo(
     ``seed`` sets the training problems' order and the sampling; the held-out problems are the same for
     every seed, so runs with different seeds are measured on one yardstick.
     """
-    import time
-
     from evaluator.evaluation.compare import compare_reports
-    from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
     from evaluator.evaluation.plots import plot_dir
-    from evaluator.models.generation import GenerationSettings
     from evaluator.models.loading import ensure_tiny
     from evaluator.training.config import TrainConfig
-    from evaluator.training.grpo import train
-    from evaluator.training.sft import sft
 
-    t0 = time.perf_counter()
+    laps = _Laps()
     plan = QUICK if quick else FULL
     out = prepare_output_dir(out, force=force)
     say = console.print if console else print
-    stages: dict[str, float] = {}
-    mark = [t0]
-
-    def lap(stage: str) -> None:
-        now = time.perf_counter()
-        stages[stage] = round(now - mark[0], 1)
-        mark[0] = now
 
     say(f"[bold]1/7[/] building the {plan.model} model (offline)…")
     model_dir = ensure_tiny(plan.model)
-    lap("model")
+    laps.lap("model")
 
     say(f"[bold]2/7[/] fund batch evaluation: {plan.funds} synthetic Korean funds…")
     fund_summary = run_fund_batch(out / "fund", plan.funds, force=force)
-    lap("fund")
+    laps.lap("fund")
 
     say(f"[bold]3/7[/] SFT warm start on synthetic GSM8K ({plan.sft_max_steps} steps)…")
     base = TrainConfig(domain="gsm8k", model=str(model_dir), data=plan.data, lora=False, force=True, seed=seed)
-    warm = sft(
+    warm = _warm_start(base, plan, out, console)
+    laps.lap("sft")
+
+    say(f"[bold]4/7[/] evaluating before GRPO on {plan.eval_n} held-out problems…")
+    before = _held_out_eval(plan, out / "sft" / "final", out / "eval" / "before")
+    laps.lap("eval_before")
+
+    say(f"[bold]5/7[/] GRPO (correctness + format rewards, {plan.grpo_max_steps} steps)…")
+    grpo = _grpo(base, plan, out, console)
+    laps.lap("grpo")
+
+    say("[bold]6/7[/] evaluating after GRPO…")
+    after = _held_out_eval(plan, out / "grpo" / "final", out / "eval" / "after")
+    laps.lap("eval_after")
+    comparison = compare_reports(before, after, labels=("before", "after"))
+    atomic_write_json(out / "eval" / "compare.json", comparison)
+
+    say("[bold]7/7[/] plots…")
+    pngs = plot_dir(out, out / "plots", force=True, warn=lambda m: None)
+    laps.lap("plots")
+
+    summary = {
+        "quick": quick,
+        "model": plan.model,
+        **_figures(plan, before, after, comparison, warm, grpo),
+        "eval_n": plan.eval_n,
+        "seed": seed,
+        "seconds": round(time.perf_counter() - laps.start, 1),
+        "stage_seconds": laps.stages,
+        "grade_distribution": fund_summary["grade_distribution"],
+        "status_counts": fund_summary["status_counts"],
+        "artifacts": _artifacts(out, pngs),
+    }
+    atomic_write_json(out / "demo_summary.json", summary)
+    return summary
+
+
+class _Laps:
+    """Seconds each stage took, in order."""
+
+    def __init__(self) -> None:
+        self.start = self.mark = time.perf_counter()
+        self.stages: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.stages[stage] = round(now - self.mark, 1)
+        self.mark = now
+
+
+def _warm_start(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
+    """Full-weight SFT from the built model, a constant learning rate, the plan's steps."""
+    from evaluator.training.sft import sft
+
+    return sft(
         base.replace(
             output_dir=str(out / "sft"),
             learning_rate=plan.sft_lr,
@@ -197,18 +238,13 @@ def run_demo(
         ),
         console=console,
     )
-    lap("sft")
 
-    items = Items(data=plan.data, split="test", limit=plan.eval_n)
-    generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=50)
-    say(f"[bold]4/7[/] evaluating before GRPO on {plan.eval_n} held-out problems…")
-    before = evaluate(
-        "gsm8k", ModelRef(str(out / "sft" / "final")), items, generation, out=ReportFolder(out / "eval" / "before", force=True)
-    )
-    lap("eval_before")
 
-    say(f"[bold]5/7[/] GRPO (correctness + format rewards, {plan.grpo_max_steps} steps)…")
-    grpo = train(
+def _grpo(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
+    """GRPO from the SFT weights on the correctness and format rewards."""
+    from evaluator.training.grpo import train
+
+    return train(
         base.replace(
             output_dir=str(out / "grpo"),
             init_from=str(out / "sft" / "final"),
@@ -223,25 +259,27 @@ def run_demo(
         ),
         console=console,
     )
-    lap("grpo")
 
-    say("[bold]6/7[/] evaluating after GRPO…")
-    after = evaluate(
-        "gsm8k", ModelRef(str(out / "grpo" / "final")), items, generation, out=ReportFolder(out / "eval" / "after", force=True)
-    )
-    lap("eval_after")
-    comparison = compare_reports(before, after, labels=("before", "after"))
-    atomic_write_json(out / "eval" / "compare.json", comparison)
 
-    say("[bold]7/7[/] plots…")
-    pngs = plot_dir(out, out / "plots", force=True, warn=lambda m: None)
-    lap("plots")
+def _held_out_eval(plan: DemoPlan, model: Path, folder: Path) -> dict[str, Any]:
+    """The harness on the plan's held-out problems (the same for every seed), greedy."""
+    from evaluator.evaluation.harness import evaluate
+    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.models.generation import GenerationSettings
 
+    items = Items(data=plan.data, split="test", limit=plan.eval_n)
+    generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=50)
+    return evaluate("gsm8k", ModelRef(str(model)), items, generation, out=ReportFolder(folder, force=True))
+
+
+def _figures(
+    plan: DemoPlan, before: dict[str, Any], after: dict[str, Any], comparison: dict[str, Any],
+    warm: dict[str, Any], grpo: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """The headline: accuracy before and after, the paired delta with its CI, steps and the verdict."""
     strict = comparison["results"]["strict"]
     cut_short = bool(grpo.get("stopped_for_time") or warm.get("stopped_for_time"))
-    summary = {
-        "quick": quick,
-        "model": plan.model,
+    return {
         "accuracy_before": before["accuracy"]["strict"],
         "accuracy_after": after["accuracy"]["strict"],
         "delta": strict["delta"],
@@ -259,21 +297,16 @@ def run_demo(
             cut_short=cut_short,
             sft_steps=warm.get("global_step"),
         ),
-        "eval_n": plan.eval_n,
-        "seed": seed,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "stage_seconds": stages,
-        "grade_distribution": fund_summary["grade_distribution"],
-        "status_counts": fund_summary["status_counts"],
-        "artifacts": {
-            "fund_reports": str(out / "fund"),
-            "sft_model": str(out / "sft" / "final"),
-            "grpo_model": str(out / "grpo" / "final"),
-            "eval_before": str(out / "eval" / "before" / "report.json"),
-            "eval_after": str(out / "eval" / "after" / "report.json"),
-            "comparison": str(out / "eval" / "compare.json"),
-            "plots": [str(p) for p in pngs],
-        },
     }
-    atomic_write_json(out / "demo_summary.json", summary)
-    return summary
+
+
+def _artifacts(out: Path, pngs: list[Path]) -> dict[str, Any]:
+    return {
+        "fund_reports": str(out / "fund"),
+        "sft_model": str(out / "sft" / "final"),
+        "grpo_model": str(out / "grpo" / "final"),
+        "eval_before": str(out / "eval" / "before" / "report.json"),
+        "eval_after": str(out / "eval" / "after" / "report.json"),
+        "comparison": str(out / "eval" / "compare.json"),
+        "plots": [str(p) for p in pngs],
+    }
