@@ -112,22 +112,10 @@ def score_rows(
                 "completion": text,
                 "style": row_style,
                 "extract": extract,
-                "extracted": primary.extracted,
-                "correct": bool(primary.correct),
-                "extracted_strict": v_strict.extracted,
-                "correct_strict": bool(v_strict.correct),
-                "extracted_flexible": v_flex.extracted,
-                "correct_flexible": bool(v_flex.correct),
-                "format_ok": bool(v_strict.format_ok),
-                "scores": _jsonable(v_strict.scores),
+                **_verdict_fields(primary, v_strict, v_flex),
                 "metrics": metric_values(pack, metrics, primary, err_primary is not None),
             }
-            if primary.score is not None and primary.score.explanation:
-                sample["explanation"] = primary.score.explanation
-            if token_counts is not None:
-                sample["n_tokens"] = int(token_counts[i][j])
-            if v_strict.details:
-                sample["details"] = _jsonable(v_strict.details)
+            _add_extras(sample, primary, v_strict, token_counts[i][j] if token_counts is not None else None)
             error = errors.get(i) or err_s or err_f
             if error:
                 sample["error"] = error
@@ -146,6 +134,30 @@ def score_rows(
         domain_metrics=_domain_metrics(pack, expanded_rows, primary_verdicts),
     )
     return summary, samples
+
+
+def _verdict_fields(primary: Verdict, strict: Verdict, flexible: Verdict) -> dict[str, Any]:
+    """A sample's readings: the chosen one (``extracted``/``correct``), both modes, format and reward scores."""
+    return {
+        "extracted": primary.extracted,
+        "correct": bool(primary.correct),
+        "extracted_strict": strict.extracted,
+        "correct_strict": bool(strict.correct),
+        "extracted_flexible": flexible.extracted,
+        "correct_flexible": bool(flexible.correct),
+        "format_ok": bool(strict.format_ok),
+        "scores": _jsonable(strict.scores),
+    }
+
+
+def _add_extras(sample: dict[str, Any], primary: Verdict, strict: Verdict, n_tokens: int | None) -> None:
+    """The optional fields, in a sample's order: the grader's explanation, token count, details."""
+    if primary.score is not None and primary.score.explanation:
+        sample["explanation"] = primary.score.explanation
+    if n_tokens is not None:
+        sample["n_tokens"] = int(n_tokens)
+    if strict.details:
+        sample["details"] = _jsonable(strict.details)
 
 
 def _domain_metrics(
