@@ -23,6 +23,9 @@ Prompt = Sequence[Mapping[str, Any]] | str
 
 BACKENDS = ("hf", "vllm")
 
+OnBatch = Callable[[list[int], list[list[str]]], None]
+"""Hears each finished batch: the prompts' indices and their completions (progress, partial saves)."""
+
 
 class GenerationError(RuntimeError):
     """Generation could not start (bad backend, missing adapter, no GPU for vLLM …)."""
@@ -92,7 +95,7 @@ class Generator:
         if backend == "vllm":
             from evaluator.evaluation.vllm_backend import VLLMGenerator
 
-            return VLLMGenerator.load(model, adapter=adapter, quantize=quantize, seed=seed)  # type: ignore[return-value]
+            return VLLMGenerator.start(model, adapter=adapter, quantize=quantize, seed=seed)
 
         from evaluator.models.loading import load_model, resolve_model_path
 
@@ -161,7 +164,7 @@ class Generator:
         generation: GenerationSettings = GenerationSettings(),
         *,
         chat_template_kwargs: Mapping[str, Any] | None = None,
-        on_batch: Callable[[list[int], list[list[str]]], None] | None = None,
+        on_batch: OnBatch | None = None,
     ) -> Generations:
         """``generation.samples`` completions for every prompt; greedy when its temperature is 0.
 
@@ -173,12 +176,7 @@ class Generator:
         texts = [self.render(p, chat_template_kwargs) for p in prompts]
         return self._decode(texts, generation, on_batch)
 
-    def _decode(
-        self,
-        texts: list[str],
-        generation: GenerationSettings,
-        on_batch: Callable[[list[int], list[list[str]]], None] | None,
-    ) -> Generations:
+    def _decode(self, texts: list[str], generation: GenerationSettings, on_batch: OnBatch | None) -> Generations:
         """Rendered prompts → completions, longest prompts first, ``generation.batch_size`` at a time."""
         import torch
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.generate import GenerationError, Generations, Generator
+from evaluator.evaluation.generate import GenerationError, Generations, Generator, OnBatch
 from evaluator.models.generation import GenerationSettings
 
 
@@ -40,16 +40,10 @@ class VLLMGenerator(Generator):
         self.info = dict(info or {})
 
     @classmethod
-    def load(  # type: ignore[override]
-        cls,
-        model: str,
-        *,
-        adapter: str | os.PathLike[str] | None = None,
-        quantize: str | None = None,
-        device: str | None = None,
-        backend: str = "vllm",
-        seed: int = 0,
+    def start(
+        cls, model: str, *, adapter: str | os.PathLike[str] | None = None, quantize: str | None = None, seed: int = 0
     ) -> VLLMGenerator:
+        """vLLM's engine for ``model`` (``Generator.load(..., backend="vllm")`` comes here)."""
         if not vllm_available():
             raise GenerationError("--backend vllm needs the vllm package and a CUDA GPU; use --backend hf")
         from vllm import LLM
@@ -82,12 +76,7 @@ class VLLMGenerator(Generator):
     def eos_token_ids(self) -> list[int]:
         return [int(self.tokenizer.eos_token_id)] if self.tokenizer.eos_token_id is not None else []
 
-    def _decode(
-        self,
-        texts: list[str],
-        generation: GenerationSettings,
-        on_batch: Callable[[list[int], list[list[str]]], None] | None,
-    ) -> Generations:
+    def _decode(self, texts: list[str], generation: GenerationSettings, on_batch: OnBatch | None) -> Generations:
         """All prompts in one call (vLLM schedules its own batches); ``batch_size`` is not used."""
         from vllm import SamplingParams
 

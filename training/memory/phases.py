@@ -135,15 +135,10 @@ def generation_rows(arch: ArchSpec, s: PlanSettings, reg: Regime) -> list[Row]:
     work = mc.prefill_bytes(arch, gen, s.prompt_length, hid) + mc.sampling_bytes(arch, gen) + dequant
     if s.beta > 0:
         work = max(work, mc.prefill_bytes(arch, s.per_device_batch, seq, hid))
-    return [
-        Row(
-            "Generation KV cache",
-            mc.kv_cache_bytes(arch, gen, seq, hid),
-            f"{gen} sequences × {seq} tokens, {_dtype_word(hid)}",
-            "generation",
-        ),
-        Row("Generation working memory", work, "prompt prefill, sampling logits", "generation"),
-    ]
+    note = f"{gen} sequences × {seq} tokens, {_dtype_word(hid)}"
+    return _decoding_rows(
+        "Generation", arch, gen, seq, hid, note, work, "prompt prefill, sampling logits", "generation"
+    )
 
 
 def training_rows(
@@ -236,13 +231,26 @@ def judge_rows(s: PlanSettings) -> list[Row]:
             f"{jcounts.total / 1e9:.2f} B params, {'4-bit' if jq4 else 'unquantised'}",
             "persistent",
         ),
-        Row(
-            "Judge KV cache",
-            mc.kv_cache_bytes(jarch, batch, jseq, elem),
-            f"{batch} prompts × {jseq} tokens",
-            "judging",
-        ),
-        Row("Judge working memory", work, "judge prompt prefill, sampling", "judging"),
+        *_decoding_rows("Judge", jarch, batch, jseq, elem, f"{batch} prompts × {jseq} tokens", work,
+                        "judge prompt prefill, sampling", "judging"),
+    ]  # fmt: skip
+
+
+def _decoding_rows(
+    who: str,
+    arch: ArchSpec,
+    batch: int,
+    seq: int,
+    elem: int,
+    cache_note: str,
+    work: int,
+    work_note: str,
+    phase: str,
+) -> list[Row]:
+    """A decoding phase's two rows: the KV cache of ``batch`` sequences of ``seq`` tokens, and its working memory."""
+    return [
+        Row(f"{who} KV cache", mc.kv_cache_bytes(arch, batch, seq, elem), cache_note, phase),
+        Row(f"{who} working memory", work, work_note, phase),
     ]
 
 
