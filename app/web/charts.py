@@ -51,3 +51,20 @@ def metrics_chart(metrics: dict[str, Any], labels: dict[str, str]) -> dict[str, 
         for m in ("annualized_return", "annualized_volatility", "max_drawdown")
     ]
     return {"data": traces, "layout": _layout(barmode="group", yaxis={"title": "연율", "tickformat": ".0%"})}
+
+
+NAV_FUND_LABEL = "펀드 (수정기준가, 총수익 기준)"
+NAV_BENCHMARK_LABEL = "벤치마크"
+
+
+def nav_chart(series: dict[str, Any]) -> dict[str, Any]:
+    """The fund's total-return index against its benchmark over the evaluation window, both 100 at the start."""
+    traces = [{"type": "scatter", "mode": "lines", "name": NAV_FUND_LABEL, "x": series["dates"],
+               "y": series["fund"], "line": {"color": "#2166ac", "width": 2}}]
+    if series.get("benchmark") is not None:
+        traces.append({"type": "scatter", "mode": "lines", "name": NAV_BENCHMARK_LABEL, "x": series["dates"],
+                       "y": series["benchmark"], "line": {"color": "#888", "width": 1.5, "dash": "dot"}})
+    layout = _layout(yaxis={"title": "지수 (시작일 = 100)"}, hovermode="x unified",
+                     legend={"orientation": "h", "y": -0.2})
+    layout["margin"] = {**layout["margin"], "l": 70}  # room for the axis title beside the tick labels
+    return {"data": traces, "layout": layout}
