@@ -126,3 +126,4 @@ class JobState(BaseModel):
     params: dict
     created_at: str
     updated_at: str
+    heartbeat_at: str | None = Field(description="The worker's last sign of life while the job ran.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,14 +225,21 @@ def _existing(engine: Engine, identity: str) -> int | None:
         return session.scalar(select(Run.id).where(Run.identity == identity))
 
 
-def store_batch(engine: Engine, batch: Batch, *, source: str) -> StoreResult:
-    """Store ``batch`` in one transaction; a batch already stored is left alone (``created=False``)."""
+def store_batch(
+    engine: Engine, batch: Batch, *, source: str, finish: Callable[[Session, int], None] | None = None
+) -> StoreResult:
+    """Store ``batch`` in one transaction; a batch already stored is left alone (``created=False``).
+
+    ``finish(session, run_id)`` runs inside that transaction before it commits (a job marks itself done
+    there); if it raises, nothing is stored."""
     as_of = dt.date.fromisoformat(batch.summary["as_of"])
     existing = _existing(engine, batch.identity)
     if existing is None:
         try:
             with Session(engine) as session, session.begin():
                 run_id = _insert(session, batch, source, as_of)
+                if finish is not None:
+                    finish(session, run_id)
             return StoreResult(run_id, True, len(batch.reports), batch.summary["as_of"])
         except IntegrityError:  # the same batch stored by someone else a moment ago
             existing = _existing(engine, batch.identity)
@@ -241,5 +248,8 @@ def store_batch(engine: Engine, batch: Batch, *, source: str) -> StoreResult:
     return StoreResult(existing, False, len(batch.reports), batch.summary["as_of"])
 
 
-def store_folder(engine: Engine, folder: str | Path, *, source: str = "import") -> StoreResult:
-    return store_batch(engine, read_folder(folder), source=source)
+def store_folder(
+    engine: Engine, folder: str | Path, *, source: str = "import",
+    finish: Callable[[Session, int], None] | None = None,
+) -> StoreResult:
+    return store_batch(engine, read_folder(folder), source=source, finish=finish)
