@@ -102,6 +102,7 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         assert all(int(n.split(":")[1]) > 50 for n in names)
         legend = browser.find_elements(By.CSS_SELECTOR, "#chart-nav .legendtext")
         assert [e.text for e in legend] == ["펀드 (수정기준가, 총수익 기준)", "벤치마크"]
+        assert browser.find_element(By.CSS_SELECTOR, "#chart-nav .ytitle").text == "지수 (시작일 = 100)"
         _all_from(browser, base)
         browser.execute_script("document.getElementById('chart-nav').scrollIntoView()")
         browser.save_screenshot(str(shots / "client-fund-nav.png"))
