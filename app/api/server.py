@@ -30,7 +30,7 @@ from evaluator.app.api.docs import add_offline_docs
 from evaluator.app.api.evaluation_routes import BodyLimit, add_evaluation_routes
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage import companies as company_store
-from evaluator.app.storage import queries, ratelimit
+from evaluator.app.storage import nav_series, queries, ratelimit
 from evaluator.app.storage.apikeys import Principal, authenticate
 from evaluator.app.storage.database import ENV_URL, open_database, service_url
 
@@ -282,6 +282,20 @@ def create_app(
         if not items:
             raise HTTPException(404, "no such fund")
         return _json({"fund_code": code, "items": items})
+
+    @app.get(
+        "/api/v1/funds/{code}/nav",
+        response_model=schemas.NavSeries,
+        responses={**ERRORS, **NOT_FOUND},
+        tags=["funds"],
+    )
+    def nav(code: str, who: Caller, session: Db) -> Response:
+        """The newest report's total-return NAV index and benchmark over the evaluation window."""
+        found = nav_series.fund_report_and_series(session, who, code) if CODE_RE.match(code) else None
+        if found is None:
+            raise HTTPException(404, "no such fund")
+        _, series, as_of = found
+        return _json({"fund_code": code, "as_of": as_of.isoformat(), "series": nav_series.chart_document(series)})
 
     @app.get("/api/v1/summary", response_model=schemas.Summary, responses=ERRORS, tags=["summary"])
     def summary(

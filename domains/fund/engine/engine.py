@@ -31,6 +31,7 @@ from evaluator.domains.fund.engine.metrics import (
     row_on_or_before,
     window_start_row,
 )
+from evaluator.domains.fund.engine.nav_series import TotalReturnLevels
 from evaluator.domains.fund.engine.outliers import find_outliers, flag_outliers, prices_of, visible
 from evaluator.domains.fund.engine.prepare import flag_unadjusted, prepare
 from evaluator.domains.fund.engine.results import (
@@ -392,6 +393,8 @@ def evaluate_universe(
             "portfolios": len({f for f in families if f is not None}) if families is not None else None,
         },
     }
+    names = list(bench_info.get("types") or [bench_info.get("name")])
     return Evaluation(
-        as_of=as_of_ts.strftime("%Y-%m-%d"), rubric=rubric, funds=funds, peers=peers, inputs=inputs
+        as_of=as_of_ts.strftime("%Y-%m-%d"), rubric=rubric, funds=funds, peers=peers, inputs=inputs,
+        levels=TotalReturnLevels(dates, codes, levels, bench_levels, bench_of_fund, names),
     )
