@@ -34,38 +34,24 @@ shared tiny tokenizer) and the reference answer ~155 tokens, so on 2 CPU cores t
 sequence, not the parameters. A tokenizer trained on fund text alone saturates at ~1,740 tokens (every
 Korean term and two-digit number is one token), which halves the sequence against the shared vocabulary;
 digits are not split (numbers are copied, not computed). Two layers of width 128 keep an SFT step of 8
-rows at a few seconds; the model is ~0.6 M parameters."""
-
-
-def spec(args: argparse.Namespace) -> Any:
-    from evaluator.models.tiny import TinySpec
-
-    return TinySpec(
-        hidden_size=args.hidden,
-        num_hidden_layers=args.layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        intermediate_size=args.hidden * 3,
-        vocab_size=2048,
-        max_position_embeddings=1536,
-        split_digits=False,
-        seed=args.seed,
-    )
+rows near a second; the model is ~0.6 M parameters. The builder is the fund demo's (``app/fund_demo.py``)."""
 
 
 def build_model(out: Path, source: str, args: argparse.Namespace) -> Path:
     """The tiny model, its tokenizer trained on training-split prompts and references only."""
-    from evaluator.domains.fund.task.dataset import load_rows
-    from evaluator.domains.fund.task.reference import reference_json
-    from evaluator.domains.fund.task.rewards import load_facts
-    from evaluator.models.tiny import build_tiny
+    from evaluator.app.fund_demo import build_fund_model
 
-    if (out / "config.json").exists():
-        return out
-    texts = []
-    for row in load_rows(source, "train")[:200]:
-        texts += [m["content"] for m in row["prompt"]] + [reference_json(load_facts(row["facts"]))]
-    return build_tiny(out, texts, spec(args))
+    return build_fund_model(out, source, args.hidden, args.layers, args.seed)
+
+
+def share_warm_start(work: Path, warm: Path) -> None:
+    """Reuse another workdir's model, SFT warm start and its evaluation (seeds that vary GRPO only)."""
+    for name in ("model", "sft", "eval_before"):
+        if not (warm / name).exists():
+            sys.exit(f"--warm-start {warm}: no {name}/ there (run that seed first)")
+        target = work / name
+        if not target.exists():
+            target.symlink_to((warm / name).resolve(), target_is_directory=True)
 
 
 def held_out(model: Path, out: Path, source: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -117,15 +103,21 @@ def main() -> None:
     ap.add_argument("--sft-steps", type=int, default=400)
     ap.add_argument("--sft-lr", type=float, default=2e-3)
     ap.add_argument("--sft-batch", type=int, default=8)
-    ap.add_argument("--grpo-minutes", type=float, default=15.0)
+    ap.add_argument("--grpo-minutes", type=float, default=12.0)
     ap.add_argument("--grpo-lr", type=float, default=5e-5)
     ap.add_argument("--num-generations", type=int, default=8)
     ap.add_argument("--prompts-per-step", type=int, default=2)
-    ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--temperature", type=float, default=0.7, help="1.0 broke the JSON of half the rollouts.")
     ap.add_argument("--max-completion-length", type=int, default=192, help="The references' longest is ~160.")
     ap.add_argument("--eval-limit", type=int, default=None, help="Held-out funds to grade (default: all).")
-    ap.add_argument("--eval-batch", type=int, default=32)
+    ap.add_argument("--eval-batch", type=int, default=64)
     ap.add_argument("--skip-control", action="store_true")
+    ap.add_argument(
+        "--warm-start",
+        type=Path,
+        default=None,
+        help="Another seed's workdir: reuse its model, SFT warm start and before-evaluation (GRPO's seed varies).",
+    )
     ap.add_argument(
         "--agreement",
         nargs=2,
@@ -161,6 +153,8 @@ def main() -> None:
 
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)
+    if args.warm_start is not None:
+        share_warm_start(work, args.warm_start)
     source = f"sample?funds={args.funds}&seed={args.universe_seed}"
     t0 = time.perf_counter()
     n_train, n_test = len(load_rows(source, "train")), len(load_rows(source, "test"))
