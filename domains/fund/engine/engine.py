@@ -13,6 +13,7 @@ stale); ``ok`` — scored and graded.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -203,7 +204,7 @@ def evaluate_universe(
     *,
     benchmark: pd.Series | pd.DataFrame | None = None,
     risk_free: float | pd.Series = 0.0,
-    as_of: Any = None,
+    as_of: dt.date | None = None,
     issues: Mapping[str, Sequence[str]] | None = None,
     adjustments: Adjustments | None = None,
     calendar: pd.DatetimeIndex | None = None,
@@ -236,6 +237,8 @@ def evaluate_universe(
     codes = [str(c) for c in navs.columns]
     known = set(codes)
     codes += [str(c) for c in issues if str(c) not in known]
+    if isinstance(as_of, str):  # text is read once, where it enters (readers.parse_as_of)
+        raise TypeError(f"as_of must be a datetime.date, not the text {as_of!r}")
     as_of_ts = pd.Timestamp(as_of).normalize() if as_of is not None else None
     if as_of_ts is not None and row_on_or_before(navs.index, as_of_ts) is None:
         raise DataError(
@@ -359,7 +362,7 @@ def evaluate_universe(
         span.has_any,
         dates,
         labels,
-        as_of_ts.strftime("%Y-%m-%d"),
+        as_of_ts.date(),
         extra=ClassInfo(
             families=families,
             classes=classes,
@@ -393,5 +396,5 @@ def evaluate_universe(
         },
     }
     return Evaluation(
-        as_of=as_of_ts.strftime("%Y-%m-%d"), rubric=rubric, funds=funds, peers=peers, inputs=inputs
+        as_of=as_of_ts.date(), rubric=rubric, funds=funds, peers=peers, inputs=inputs
     )

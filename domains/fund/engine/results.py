@@ -6,6 +6,7 @@ them without numpy. :func:`package_results` turns the engine's per-fund arrays i
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ class FundResult:
     status: str
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
-    as_of: str
+    as_of: dt.date
     first_date: str | None
     history_years: float | None
     metrics: dict[str, dict[str, float | None] | None]
@@ -61,7 +62,7 @@ class FundResult:
 class Evaluation:
     """A whole batch: the results, the peer context per 유형, and what the run used."""
 
-    as_of: str
+    as_of: dt.date
     rubric: dict[str, Any]
     funds: list[FundResult]
     peers: dict[str, dict[str, Any]]
@@ -120,7 +121,7 @@ def package_results(
     has_any: np.ndarray,
     dates: pd.DatetimeIndex,
     labels: Mapping[int, str],
-    as_of: str,
+    as_of: dt.date,
     extra: ClassInfo | None = None,
 ) -> list[FundResult]:
     """Package the arrays per fund (plain Python values; this loop does no arithmetic).
