@@ -80,30 +80,33 @@ def check_out_dir(out: Path, force: bool) -> None:
         fail(f"{out} already exists and is not empty; pass --force to write into it")
 
 
+def check_source(data: Path | None, sample: bool) -> None:
+    """A DATA file or ``--sample``, exactly one of them."""
+    if (data is None) == (not sample):
+        fail("give either a DATA file or --sample (not both)")
+
+
 def read_universe(
-    data: Path | None,
+    files: dict[str, Path | None],
     *,
-    meta: Path | None,
-    benchmark: Path | None,
     risk_free: str,
     options: dict[str, Any],
     sample_funds: int,
     sample_years: int | None = None,
 ) -> Universe:
-    """The inputs as the engine reads them: the built-in sample when ``data`` is None, else the files.
-
-    ``options``: ``sheet``, ``calendar`` and ``type_column`` for the files."""
+    """The inputs as the engine reads them: the built-in sample when ``files["data"]`` is None, else the
+    files (``data``, ``meta``, ``benchmark``). ``options``: ``sheet``, ``calendar`` and ``type_column``."""
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.data.sample import sample_universe
 
     with console.status("reading inputs…"):
-        if data is None:
+        if files["data"] is None:
             years = {} if sample_years is None else {"years": sample_years}
             return sample_universe(funds=sample_funds, risk_free=risk_free, realistic=True, **years)
         return load_universe(
-            data,
-            meta=meta,
-            benchmark=benchmark,
+            files["data"],
+            meta=files.get("meta"),
+            benchmark=files.get("benchmark"),
             risk_free=risk_free,
             sheet=options.get("sheet"),
             calendar=options.get("calendar"),

@@ -22,6 +22,7 @@ from evaluator.domains.fund.cli.common import (
     as_of_flag,
     check_out_dir,
     check_outliers,
+    check_source,
     expected_errors,
     print_inputs,
     read_universe,
@@ -131,8 +132,7 @@ def evaluate(
     With --model, the model also writes its own evaluation of every rated fund (the GRPO task's prompt);
     each report gets `model_evaluation` beside the engine's grade and summary.json counts disagreements.
     """
-    if (data is None) == (not sample):
-        fail("give either a DATA file or --sample (not both)")
+    check_source(data, sample)
     if sample and sample_funds < 20:
         fail("--sample-funds must be at least 20")
     inputs = {
@@ -170,9 +170,7 @@ def run_evaluate(
     try:
         doc = resolve_rubric(files["rubric"])
         universe = read_universe(
-            files["data"],
-            meta=files["meta"],
-            benchmark=files["benchmark"],
+            files,
             risk_free=risk_free,
             options=inputs,
             sample_funds=sample_funds,

@@ -20,6 +20,7 @@ from evaluator.domains.fund.cli.common import (
     SAMPLE_FUNDS,
     check_out_dir,
     check_outliers,
+    check_source,
     expected_errors,
     print_inputs,
     read_universe,
@@ -77,8 +78,7 @@ def history(
     from evaluator.domains.fund.cli import services
     from evaluator.domains.fund.history.io import LATEST
 
-    if (data is None) == (not sample):
-        fail("give either a DATA file or --sample (not both)")
+    check_source(data, sample)
     if sample and (sample_funds < 20 or sample_years < 1):
         fail("--sample-funds must be at least 20 and --sample-years at least 1")
     freq = freq.strip().upper()
@@ -135,9 +135,7 @@ def _run_history(
     try:
         doc = resolve_rubric(files["rubric"])
         universe = read_universe(
-            files["data"],
-            meta=files["meta"],
-            benchmark=files["benchmark"],
+            files,
             risk_free=risk_free,
             options=options,
             sample_funds=sizes["funds"],
