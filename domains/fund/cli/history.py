@@ -9,23 +9,7 @@ import typer
 from rich.markup import escape
 
 from evaluator.core.console import console, err_console, fail
-from evaluator.domains.fund.cli.common import (
-    BENCHMARK,
-    CALENDAR,
-    DATA_ARG,
-    FORCE,
-    RISK_FREE,
-    RUBRIC,
-    SAMPLE,
-    SAMPLE_FUNDS,
-    check_out_dir,
-    check_outliers,
-    check_source,
-    expected_errors,
-    print_inputs,
-    read_universe,
-    run_notes,
-)
+from evaluator.domains.fund.cli import common
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def history(
-    data: Path | None = DATA_ARG,
+    data: Path | None = common.DATA_ARG,
     start: str = typer.Option(..., "--from", help="First month to grade, YYYY-MM."),
     end: str = typer.Option(..., "--to", help="Last month to grade, YYYY-MM."),
     out: Path = typer.Option(
@@ -42,11 +26,11 @@ def history(
     ),
     freq: str = typer.Option("M", "--freq", help="M: every month-end; Q: every quarter-end."),
     meta: Path | None = typer.Option(None, "--meta", help="Fund metadata (펀드코드, 유형, 설정원본, …)."),
-    benchmark: Path | None = BENCHMARK,
-    risk_free: str = RISK_FREE,
-    rubric: Path | None = RUBRIC,
+    benchmark: Path | None = common.BENCHMARK,
+    risk_free: str = common.RISK_FREE,
+    rubric: Path | None = common.RUBRIC,
     sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
-    calendar: Path | None = CALENDAR,
+    calendar: Path | None = common.CALENDAR,
     allow_unadjusted: bool = typer.Option(
         False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
     ),
@@ -58,10 +42,10 @@ def history(
     type_column: str | None = typer.Option(
         None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
     ),
-    sample: bool = SAMPLE,
-    sample_funds: int = SAMPLE_FUNDS,
+    sample: bool = common.SAMPLE,
+    sample_funds: int = common.SAMPLE_FUNDS,
     sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
-    force: bool = FORCE,
+    force: bool = common.FORCE,
     db: str | None = typer.Option(
         None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
     ),
@@ -78,7 +62,7 @@ def history(
     from evaluator.domains.fund.cli import services
     from evaluator.domains.fund.history.io import LATEST
 
-    check_source(data, sample)
+    common.check_source(data, sample)
     if sample and (sample_funds < 20 or sample_years < 1):
         fail("--sample-funds must be at least 20 and --sample-years at least 1")
     freq = freq.strip().upper()
@@ -86,11 +70,11 @@ def history(
         "sheet": sheet,
         "calendar": calendar,
         "type_column": type_column,
-        "outliers": check_outliers(outliers),
+        "outliers": common.check_outliers(outliers),
     }
     first, last = _months(start, end, freq)
     db_url = services().prepare_db(db)
-    check_out_dir(out, force)
+    common.check_out_dir(out, force)
     files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric, "qualitative": qualitative}
     sizes = {"funds": sample_funds, "years": sample_years}
     result = _run_history(files, out, risk_free, (first, last, freq), sizes, allow_unadjusted, force, options)
@@ -134,14 +118,14 @@ def _run_history(
     outliers = options["outliers"]
     try:
         doc = resolve_rubric(files["rubric"])
-        universe = read_universe(
+        universe = common.read_universe(
             files,
             risk_free=risk_free,
             options=options,
             sample_funds=sizes["funds"],
             sample_years=sizes["years"],
         )
-        print_inputs(universe)
+        common.print_inputs(universe)
         dates = as_of_dates(universe, first, last, freq)
         with console.status(f"grading {len(dates)} as-of dates…") as status:
             result = run_history(
@@ -160,9 +144,9 @@ def _run_history(
             "allow_unadjusted": allow_unadjusted,
             "outliers": outliers,
         }
-        warnings = [*universe.warnings, *run_notes(result.last)]
+        warnings = [*universe.warnings, *common.run_notes(result.last)]
         write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
-    except expected_errors() as exc:
+    except common.expected_errors() as exc:
         fail(escape(str(exc)))
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")

@@ -26,19 +26,9 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.engine import inputs
 from evaluator.domains.fund.engine.calendar import FILL_LIMIT, market_calendar, sample
 from evaluator.domains.fund.engine.checks import MAX_GAP_DAYS, FundFlags, check_matrix
-from evaluator.domains.fund.engine.inputs import (
-    benchmark_matrix,
-    benchmark_order,
-    clean_meta_text,
-    fund_codes,
-    meta_by_code,
-    meta_column,
-    qualitative_scores,
-    risk_free_rates,
-    set_amounts,
-)
 from evaluator.domains.fund.engine.metrics import window_start_row
 from evaluator.domains.fund.engine.outliers import find_outliers, visible
 from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
@@ -104,22 +94,22 @@ class CrossDate:
     def _meta(self, universe: Universe) -> None:
         """Fund codes in engine order, and what META says per fund (as the single-date engine reads it)."""
         issues = universe.issues or {}
-        codes = fund_codes(universe.navs, issues)
-        meta = meta_by_code(universe.meta)
+        codes = inputs.fund_codes(universe.navs, issues)
+        meta = inputs.meta_by_code(universe.meta)
         self.input_codes = codes
-        self.codes = benchmark_order(codes, meta, universe.benchmark)
+        self.codes = inputs.benchmark_order(codes, meta, universe.benchmark)
         where = {c: i for i, c in enumerate(self.codes)}
         self.to_input = np.array([where[c] for c in codes])
-        self.types = clean_meta_text(meta_column(meta, self.codes, "type"))
+        self.types = inputs.clean_meta_text(inputs.meta_column(meta, self.codes, "type"))
         self.groups = np.array([t if t is not None else "" for t in self.types], dtype=object)
         flags = FundFlags()
         for code, reasons in issues.items():
             if reasons:
                 flags.error(where[str(code)], str(reasons[0]))
-        self.qualitative = qualitative_scores(dict(self.rubric), meta, self.codes, flags)
+        self.qualitative = inputs.qualitative_scores(dict(self.rubric), meta, self.codes, flags)
         self.static_error = np.zeros(len(self.codes), dtype=bool)
         self.static_error[list(flags.errors)] = True
-        self.amounts = set_amounts(meta, self.codes)
+        self.amounts = inputs.set_amounts(meta, self.codes)
         self.families = family_codes(meta, self.codes)
 
     def _levels(self, universe: Universe, dates: Sequence[pd.Timestamp] | None) -> None:
@@ -172,8 +162,8 @@ class CrossDate:
 
     def _market(self, universe: Universe) -> None:
         """Risk-free rates and benchmark levels (and returns) on the whole file's calendar."""
-        self.rf = risk_free_rates(universe.risk_free, self.cal)
-        bench_levels, bench_of_fund, _ = benchmark_matrix(self.benchmark, self.cal, self.types, FundFlags())
+        self.rf = inputs.risk_free_rates(universe.risk_free, self.cal)
+        bench_levels, bench_of_fund, _ = inputs.benchmark_matrix(self.benchmark, self.cal, self.types, FundFlags())
         self.bench_levels, self.bench_of_fund = bench_levels, bench_of_fund
         self.bench_returns = None
         if bench_levels is not None and bench_of_fund is not None:
