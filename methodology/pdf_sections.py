@@ -4,7 +4,7 @@ what :mod:`evaluator.methodology.pdf_ingest` reads back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluator.methodology import pdf_layout as L
@@ -190,17 +190,7 @@ def _company_section(rule: Mapping[str, Any] | None) -> list[Any]:
     ]
     if rule.get("pillars"):
         story.append(paragraph("운용사 정성 항목과 가중치는 아래와 같다(5점이 가장 우수)."))
-        story.append(
-            table(
-                L.COMPANY_PILLAR_TABLE,
-                [
-                    [p["id"], p["name"], number(p["weight"]), lv, text]
-                    for p in rule["pillars"]
-                    for lv, text in (p.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
-                ],
-                (25, 25, 22, 12, 86),
-            )
-        )
+        story.append(_levels_table(L.COMPANY_PILLAR_TABLE, rule["pillars"]))
     total = 0.0
     rows = []
     for b in rule["bands"]:
@@ -270,15 +260,7 @@ def _criteria_section(r: Mapping[str, Any]) -> list[Any]:
                 f"애널리스트가 각 항목을 1~5점으로 평가한다(5점이 가장 우수). 정성 점수가 있는 펀드는 최종 점수의 "
                 f"{number(qual['weight'])}%를 정성 점수로 반영한다."
             ),
-            table(
-                L.QUALITATIVE_TABLE,
-                [
-                    [c["id"], c["name"], number(c["weight"]), lv, text]
-                    for c in qual["criteria"]
-                    for lv, text in (c.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
-                ],
-                (25, 25, 22, 12, 86),
-            ),
+            _levels_table(L.QUALITATIVE_TABLE, qual["criteria"]),
         ]
     return story
 
@@ -316,3 +298,13 @@ def _bands_and_rewards(r: Mapping[str, Any]) -> list[Any]:
             ),
         ]
     return story
+
+
+def _levels_table(header: Sequence[str], items: Sequence[Mapping[str, Any]]) -> Any:
+    """Weighted items an analyst scores 1–5 (qualitative criteria, company pillars): a row per described level."""
+    rows = [
+        [x["id"], x["name"], number(x["weight"]), lv, text]
+        for x in items
+        for lv, text in (x.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
+    ]
+    return table(header, rows, (25, 25, 22, 12, 86))
