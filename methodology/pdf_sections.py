@@ -214,18 +214,7 @@ def _criteria_section(r: Mapping[str, Any]) -> list[Any]:
         ),
         table(
             L.CRITERIA_TABLE,
-            [
-                [
-                    c["id"],
-                    c["name"],
-                    number(c["weight"]),
-                    m["metric"],
-                    METRICS[m["metric"]].label_ko if m["metric"] in METRICS else "-",
-                    number(m["weight"]),
-                ]
-                for c in r["criteria"]
-                for m in c["metrics"]
-            ],
+            _criteria_rows(r["criteria"]),
             (25, 30, 22, 40, 30, 23),
         ),
     ]
@@ -235,20 +224,7 @@ def _criteria_section(r: Mapping[str, Any]) -> list[Any]:
             paragraph(f"다만 {', '.join(by_type)} 유형은 위 표 대신 아래 표의 항목과 가중치로 평가한다."),
             table(
                 L.TYPE_CRITERIA_TABLE,
-                [
-                    [
-                        group,
-                        c["id"],
-                        c["name"],
-                        number(c["weight"]),
-                        m["metric"],
-                        METRICS[m["metric"]].label_ko if m["metric"] in METRICS else "-",
-                        number(m["weight"]),
-                    ]
-                    for group, criteria in by_type.items()
-                    for c in criteria
-                    for m in c["metrics"]
-                ],
+                [[group, *row] for group, criteria in by_type.items() for row in _criteria_rows(criteria)],
                 (20, 23, 27, 20, 36, 26, 20),
             ),
         ]
@@ -308,3 +284,19 @@ def _levels_table(header: Sequence[str], items: Sequence[Mapping[str, Any]]) -> 
         for lv, text in (x.get("levels") or {L.NO_LEVEL: L.NO_LEVEL}).items()
     ]
     return table(header, rows, (25, 25, 22, 12, 86))
+
+
+def _criteria_rows(criteria: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """One row per criterion × metric: the criterion, its weight, the metric, its Korean name and weight."""
+    return [
+        [
+            c["id"],
+            c["name"],
+            number(c["weight"]),
+            m["metric"],
+            METRICS[m["metric"]].label_ko if m["metric"] in METRICS else "-",
+            number(m["weight"]),
+        ]
+        for c in criteria
+        for m in c["metrics"]
+    ]
