@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,24 +34,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 TYPES = ("국내주식형", "해외주식형", "채권형", "해외채권형", "혼합형")
 
 
-def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]]:
-    """Grade a synthetic universe and write its reports; return the companies and each one's fund codes."""
+COMPANIES = [f"{name}자산운용" for name in (
+    "가람", "누리", "다온", "미르", "바른", "새벽", "아라", "하늘", "한결", "온누리",
+    "다솜", "마루", "보람", "솔빛", "슬기", "아름", "여울", "이음", "초록", "푸른",
+    "한빛", "해솔", "가온", "나래", "늘봄", "단비", "라온", "별빛", "산들", "윤슬",
+)]
+
+
+def named_universe(funds: int, seed: int = 0) -> tuple[Any, Any, Any]:
+    """The synthetic universe with each fund's 운용사 and Korean name (the same for the same ``funds``)."""
     from fund_engine import build_universe
 
+    navs, meta, bench = build_universe(funds, seed)
+    rng = np.random.default_rng(1)
+    meta["company"] = np.asarray(COMPANIES)[rng.integers(0, len(COMPANIES), funds)]
+    meta["fund_name"] = [f"{c[:2]} {t} 증권투자신탁 {i % 7}호" for i, (c, t) in enumerate(zip(meta["company"], meta["type"], strict=True))]
+    return navs, meta, bench
+
+
+def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """Grade a synthetic universe and write its reports; return the companies and each one's fund codes."""
     from evaluator.core.provenance import provenance
     from evaluator.domains.fund.engine.engine import evaluate_universe
     from evaluator.domains.fund.reports.batch import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
 
-    navs, meta, bench = build_universe(funds)
-    rng = np.random.default_rng(1)
-    companies = [f"{name}자산운용" for name in (
-        "가람", "누리", "다온", "미르", "바른", "새벽", "아라", "하늘", "한결", "온누리",
-        "다솜", "마루", "보람", "솔빛", "슬기", "아름", "여울", "이음", "초록", "푸른",
-        "한빛", "해솔", "가온", "나래", "늘봄", "단비", "라온", "별빛", "산들", "윤슬",
-    )]
-    meta["company"] = np.asarray(companies)[rng.integers(0, len(companies), funds)]
-    meta["fund_name"] = [f"{c[:2]} {t} 증권투자신탁 {i % 7}호" for i, (c, t) in enumerate(zip(meta["company"], meta["type"], strict=True))]
+    navs, meta, bench = named_universe(funds)
     doc = resolve_rubric(None)
     evaluation = evaluate_universe(navs, meta, doc, benchmark=bench, risk_free=0.03)
     sources = {"data": {"kind": "benchmark-synthetic", "funds": funds}, "risk_free": {"annual_rate": 0.03}}
@@ -60,7 +69,7 @@ def build_folder(funds: int, out: Path) -> tuple[list[str], dict[str, list[str]]
     by_company: dict[str, list[str]] = {}
     for f in evaluation.funds:
         by_company.setdefault(f.company, []).append(f.fund_code)
-    return companies, by_company
+    return COMPANIES, by_company
 
 
 def cli(*args: str) -> str:

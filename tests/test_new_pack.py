@@ -119,12 +119,10 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (pack / name).write_text(text, encoding="utf-8")
     registry = src / "domains" / "registry.py"
     before = registry.read_text(encoding="utf-8")
-    anchor = '    "ko-grammar": "evaluator.domains.ko_grammar.pack:KoGrammarPack",\n'
-    assert anchor in before
-    registry.write_text(
-        before.replace(anchor, anchor + '    "parrot": "evaluator.domains.parrot.pack:ParrotPack",\n'),
-        encoding="utf-8",
-    )
+    anchor = "_PACKS: dict[str, str] = {\n"
+    assert before.count(anchor) == 1
+    line = '    "parrot": "evaluator.domains.parrot.pack:ParrotPack",\n'
+    registry.write_text(before.replace(anchor, anchor + line), encoding="utf-8")
     (root / "site").mkdir()
     (root / "site" / "evaluator").symlink_to(src, target_is_directory=True)
     return root

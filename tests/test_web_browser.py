@@ -95,8 +95,18 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         browser.get(f"{base}/funds/{own['fund_code']}")
         assert browser.find_element(By.CSS_SELECTOR, "h1.fund-name").text == own["fund_name"]
         assert browser.find_element(By.CSS_SELECTOR, ".fund-grade").text == f"{own['grade']}등급"
-        assert _charts_drawn(browser, 3) == 3
+        assert _charts_drawn(browser, 4) == 4
+        names = browser.execute_script(
+            "return document.getElementById('chart-nav').data.map(t => t.name + ':' + t.y.length)")
+        assert [n.split(":")[0] for n in names] == ["펀드 (수정기준가, 총수익 기준)", "벤치마크"]
+        assert all(int(n.split(":")[1]) > 50 for n in names)
+        legend = browser.find_elements(By.CSS_SELECTOR, "#chart-nav .legendtext")
+        assert [e.text for e in legend] == ["펀드 (수정기준가, 총수익 기준)", "벤치마크"]
+        assert browser.find_element(By.CSS_SELECTOR, "#chart-nav .ytitle").text == "지수 (시작일 = 100)"
         _all_from(browser, base)
+        browser.execute_script("document.getElementById('chart-nav').scrollIntoView()")
+        browser.save_screenshot(str(shots / "client-fund-nav.png"))
+        browser.execute_script("window.scrollTo(0, 0)")
         browser.save_screenshot(str(shots / "client-fund.png"))
 
         word = own["fund_name"].split()[1]
@@ -121,7 +131,7 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         _wait(browser, lambda d: "/login" in d.current_url)
         browser.get(f"{base}/")
         assert "/login" in browser.current_url
-    for name in ("client-overview", "client-fund", "client-search", "client-other-fund-404"):
+    for name in ("client-overview", "client-fund", "client-fund-nav", "client-search", "client-other-fund-404"):
         assert (shots / f"{name}.png").stat().st_size > 10_000
 
 

@@ -1,5 +1,5 @@
 """A small soak: pages and API keep answering, with 0 errors, while an upload job evaluates and writes a
-batch in the same server (the 15,000-fund version is ``benchmarks/web_load.py --soak``)."""
+batch in the same server (the 15,000-fund version is ``benchmarks/web_load.py``)."""
 
 from __future__ import annotations
 

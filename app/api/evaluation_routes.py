@@ -1,9 +1,11 @@
 """``POST /api/v1/evaluations`` (admin keys: upload files, get a job id) and ``GET /api/v1/jobs/{id}``."""
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import Response
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api import schemas
@@ -11,6 +13,7 @@ from evaluator.app.api.evaluations import UploadError, stage_uploads, start_job
 from evaluator.app.storage import jobs
 
 UPLOAD_PATHS = ("/api/v1/evaluations", "/uploads")
+log = logging.getLogger("evaluator.jobs")
 
 
 class BodyLimit:
@@ -31,10 +34,21 @@ class BodyLimit:
         await self.app(scope, receive, send)
 
 
+def _fail_abandoned_at_start(app: FastAPI) -> None:
+    """A job left running by a worker that died (before this server started) is failed now, not on its
+    first read; a job another live worker runs keeps a fresh heartbeat and is left alone."""
+    try:
+        with app.state.sessions() as session:
+            jobs.fail_abandoned(session)
+    except SQLAlchemyError as exc:  # a busy database must not keep the server from starting
+        log.warning("could not check for abandoned jobs at start-up: %s", type(exc).__name__)
+
+
 def add_evaluation_routes(app: FastAPI, caller: Any, db: Any, errors: dict, json: Any) -> None:
     """Register the two endpoints with the API's own key dependency (``caller``) and session (``db``)."""
     settings = app.state.settings
     engine = app.state.engine
+    _fail_abandoned_at_start(app)
     forbidden = {400: {"model": schemas.ErrorBody, "description": "The body is not readable multipart data."},
                  403: {"model": schemas.ErrorBody, "description": "Only admin keys may start evaluations."},
                  413: {"model": schemas.ErrorBody, "description": "A file is over the size limit."}}

@@ -2,8 +2,10 @@
 
 The files go to a private temporary folder; a background thread loads them with the same loaders as
 ``fund evaluate``, grades, writes the report folder and stores it as one batch. Job state (queued,
-running with progress, done with the run id, failed with the loader's message) lives in the database.
-A failed job stores nothing: the batch is written in one transaction only after every step succeeded.
+running with progress, done with the run id, failed with the loader's message) lives in the database,
+with a heartbeat while it runs, so a job whose worker died is shown failed (:mod:`evaluator.app.storage.jobs`).
+A failed job stores nothing: the batch is written in one transaction, which also marks the job done,
+only after every step succeeded.
 """
 
 from __future__ import annotations
@@ -102,8 +104,8 @@ async def stage_uploads(files: dict[str, UploadFile | None], as_of: str | None, 
     return Staged(folder, staged, day, {"as_of": day.isoformat() if day else None, "files": sizes})
 
 
-def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
-    """Load, grade, write and store; every outcome ends in the job row. Runs in a background thread."""
+def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat) -> None:
+    """Load, grade, write, and store with the job marked done in the same transaction."""
     from evaluator.app.storage.batches import store_folder
     from evaluator.core.provenance import provenance
     from evaluator.domains.fund.data.loaders import load_universe
@@ -112,31 +114,42 @@ def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
     from evaluator.domains.fund.rubric import resolve_rubric
 
     def step(stage: str, progress: float) -> None:
-        jobs.set_state(engine, job_id, state="running", stage=stage, progress=progress)
+        beat.check()
+        if not jobs.set_state(engine, job_id, state="running", stage=stage, progress=progress):
+            raise jobs.JobAbandoned(jobs.ABANDONED)
 
-    try:
-        step("입력 파일 읽는 중", 0.05)
-        doc = resolve_rubric(None)
-        universe = load_universe(staged.files["data"], meta=staged.files.get("meta"),
-                                 benchmark=staged.files.get("benchmark"))
-        step("지표와 등급 계산 중", 0.3)
-        evaluation = evaluate_loaded(universe, doc, as_of=staged.as_of)
-        evaluation.inputs["provenance"] = provenance(universe.sources, doc)
-        last = [0.0]
+    step("입력 파일 읽는 중", 0.05)
+    doc = resolve_rubric(None)
+    universe = load_universe(staged.files["data"], meta=staged.files.get("meta"),
+                             benchmark=staged.files.get("benchmark"))
+    step("지표와 등급 계산 중", 0.3)
+    evaluation = evaluate_loaded(universe, doc, as_of=staged.as_of)
+    evaluation.inputs["provenance"] = provenance(universe.sources, doc)
+    last = [0.0]
 
-        def progress(done: int, total: int) -> None:
-            share = done / max(total, 1)
-            if share - last[0] >= 0.1 or done == total:
-                last[0] = share
-                step("보고서 쓰는 중", 0.5 + 0.4 * share)
+    def progress(done: int, total: int) -> None:
+        share = done / max(total, 1)
+        if share - last[0] >= 0.1 or done == total:
+            last[0] = share
+            step("보고서 쓰는 중", 0.5 + 0.4 * share)
 
-        outcome = write_reports(evaluation, staged.folder / "reports", warnings=universe.warnings,
-                                on_progress=progress)
-        step("데이터베이스에 저장 중", 0.92)
-        result = store_folder(engine, outcome.folder, source="upload")
-        note = None if result.created else "같은 입력·방법론·기준일의 평가가 이미 저장되어 있습니다"
+    outcome = write_reports(evaluation, staged.folder / "reports", warnings=universe.warnings,
+                            on_progress=progress)
+    step("데이터베이스에 저장 중", 0.92)
+    beat.check()
+    result = store_folder(engine, outcome.folder, source="upload",
+                          finish=lambda session, run_id: jobs.mark_done(session, job_id, run_id, None))
+    if not result.created:  # nothing new was stored: say which batch already holds it
+        note = "같은 입력·방법론·기준일의 평가가 이미 저장되어 있습니다"
         jobs.set_state(engine, job_id, state="done", progress=1.0, stage="완료", run_id=result.run_id,
                        message=note)
+
+
+def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
+    """Run :func:`_evaluate` with a heartbeat; every outcome ends in the job row. A background thread."""
+    try:
+        with jobs.Heartbeat(engine, job_id) as beat:
+            _evaluate(engine, job_id, staged, beat)
     except Exception as exc:  # the job row carries the reason; nothing was stored
         message = str(exc) or type(exc).__name__
         for role, path in staged.files.items():  # the client's file name, not our private folder

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from evaluator.app.api import schemas
 from evaluator.app.api.errors import json_response
 from evaluator.app.storage import companies as company_store
-from evaluator.app.storage import queries
+from evaluator.app.storage import nav_series, queries
 
 PAGE_SIZE_MAX = 100
 PAGE_MAX = 100_000
@@ -124,6 +124,22 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         if not items:
             raise HTTPException(404, "no such fund")
         return json_response({"fund_code": code, "items": items})
+
+    @app.get(
+        "/api/v1/funds/{code}/nav",
+        response_model=schemas.NavSeries,
+        responses={**ERRORS, **NOT_FOUND},
+        tags=["funds"],
+    )
+    def nav(code: str, who: Caller, session: Db) -> Response:
+        """The newest report's total-return NAV index and benchmark over the evaluation window."""
+        found = nav_series.fund_report_and_series(session, who, code) if CODE_RE.match(code) else None
+        if found is None:
+            raise HTTPException(404, "no such fund")
+        _, series, as_of = found
+        return json_response(
+            {"fund_code": code, "as_of": as_of.isoformat(), "series": nav_series.chart_document(series)}
+        )
 
 
 def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:

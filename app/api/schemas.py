@@ -79,6 +79,20 @@ class Summary(BaseModel):
     grade_distribution: dict[str, dict[str, int]]
 
 
+class NavLines(BaseModel):
+    window: str | None = Field(description="The longest period the grade weighs: 3y, 5y or 10y.")
+    dates: list[str] = Field(description="Weekly (the window's first and last date always), at most ~260.")
+    fund: list[float | None] = Field(description="Total-return NAV index (수정기준가 basis), 100 at the first date.")
+    benchmark: list[float | None] | None = Field(description="The fund's benchmark, 100 at the first date.")
+    benchmark_name: str | None
+
+
+class NavSeries(BaseModel):
+    fund_code: str
+    as_of: str
+    series: NavLines | None = Field(description="Null for a fund not rated, or a batch stored without series.")
+
+
 class CompanyItem(BaseModel):
     company: str
     status: str = Field(description="ok or not_rated")
@@ -112,3 +126,4 @@ class JobState(BaseModel):
     params: dict
     created_at: str
     updated_at: str
+    heartbeat_at: str | None = Field(description="The worker's last sign of life while the job ran.")

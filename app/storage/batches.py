@@ -1,7 +1,8 @@
 """Storing a batch: a report folder (summary.json + <code>.json) goes into the database in ONE transaction.
 
-``fund evaluate --db`` and ``db import`` both come through :func:`store_folder`, so a batch stored directly
-and the same folder imported later are the same documents with the same identity. Identity is the hash of
+``fund evaluate --db``, ``fund history --db``, the upload job and ``db import`` all come through
+:func:`store_folder` (with each rated fund's NAV series when the folder has ``nav_series.jsonl``), so a
+batch stored directly and the same folder imported later are the same documents with the same identity. Identity is the hash of
 (input file hashes, rubric hash, as-of, engine version), read from ``summary.json``'s ``inputs.provenance``;
 a folder written before provenance was recorded is identified by its summary file's own hash instead.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from sqlalchemy import Engine, and_, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from evaluator.app.storage.tables import FundDocument, FundResult, Run
+from evaluator.app.storage.nav_series import read_series, series_rows
+from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries, Run
 from evaluator.core.provenance import json_sha256
 
 MAX_CODE_LEN = 200
@@ -46,6 +48,7 @@ class Batch:
     input_hashes: dict[str, str]
     rubric_hash: str | None
     engine_version: str
+    series: list[tuple[str, str]] = field(default_factory=list)  # (fund code, nav_series.jsonl line)
 
 
 def _load_json(path: Path) -> Any:
@@ -111,6 +114,8 @@ def read_folder(folder: str | Path) -> Batch:
             bad.append(f"{name}: fund code or as-of differs from summary.json")
         else:
             reports.append((json.dumps(doc, ensure_ascii=False, separators=(",", ":")), doc))
+    series, problems = read_series(base, {doc["fund_code"] for _, doc in reports if doc["status"] == "ok"})
+    bad += problems
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
         raise BatchError(f"{len(bad)} report(s) cannot be stored: " + "; ".join(bad[:10]) + more)
@@ -124,7 +129,7 @@ def read_folder(folder: str | Path) -> Batch:
     identity = json_sha256(
         {"inputs": input_hashes, "rubric": rubric_hash, "as_of": summary["as_of"], "engine": version}
     )
-    return Batch(summary, reports, identity, input_hashes, rubric_hash, version)
+    return Batch(summary, reports, identity, input_hashes, rubric_hash, version, series)
 
 
 def _document_rows(run_id: int, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
@@ -209,6 +214,8 @@ def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
     if rows:
         session.execute(insert(FundResult), rows)
         session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))
+    if batch.series:
+        session.execute(insert(FundSeries), series_rows(run.id, batch.series))
     _mark_current(session, run.id, as_of)
     return run.id
 
@@ -218,14 +225,21 @@ def _existing(engine: Engine, identity: str) -> int | None:
         return session.scalar(select(Run.id).where(Run.identity == identity))
 
 
-def store_batch(engine: Engine, batch: Batch, *, source: str) -> StoreResult:
-    """Store ``batch`` in one transaction; a batch already stored is left alone (``created=False``)."""
+def store_batch(
+    engine: Engine, batch: Batch, *, source: str, finish: Callable[[Session, int], None] | None = None
+) -> StoreResult:
+    """Store ``batch`` in one transaction; a batch already stored is left alone (``created=False``).
+
+    ``finish(session, run_id)`` runs inside that transaction before it commits (a job marks itself done
+    there); if it raises, nothing is stored."""
     as_of = dt.date.fromisoformat(batch.summary["as_of"])
     existing = _existing(engine, batch.identity)
     if existing is None:
         try:
             with Session(engine) as session, session.begin():
                 run_id = _insert(session, batch, source, as_of)
+                if finish is not None:
+                    finish(session, run_id)
             return StoreResult(run_id, True, len(batch.reports), batch.summary["as_of"])
         except IntegrityError:  # the same batch stored by someone else a moment ago
             existing = _existing(engine, batch.identity)
@@ -234,5 +248,8 @@ def store_batch(engine: Engine, batch: Batch, *, source: str) -> StoreResult:
     return StoreResult(existing, False, len(batch.reports), batch.summary["as_of"])
 
 
-def store_folder(engine: Engine, folder: str | Path, *, source: str = "import") -> StoreResult:
-    return store_batch(engine, read_folder(folder), source=source)
+def store_folder(
+    engine: Engine, folder: str | Path, *, source: str = "import",
+    finish: Callable[[Session, int], None] | None = None,
+) -> StoreResult:
+    return store_batch(engine, read_folder(folder), source=source, finish=finish)

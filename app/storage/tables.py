@@ -1,4 +1,5 @@
 """The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run),
+fund_series (one per rated fund per run),
 company_ratings (one per 운용사 per run), api_keys.
 
 ``fund_results.is_current`` marks each fund's newest result (latest as-of, then latest run), kept in the
@@ -87,6 +88,18 @@ class FundDocument(Base):
     model_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
+class FundSeries(Base):
+    """A rated fund's total-return NAV index and its benchmark over its evaluation window, for the fund
+    page's chart: one ``nav_series.jsonl`` line (JSON text, at most ~260 points). Batches stored before it
+    existed have none."""
+
+    __tablename__ = "fund_series"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    fund_code: Mapped[str] = mapped_column(String(200), primary_key=True)
+    series: Mapped[str] = mapped_column(Text)
+
+
 class CompanyRating(Base):
     """One 운용사's rating in one batch (``fund companies --db``); ``document`` is its companies.json entry."""
 
@@ -166,3 +179,5 @@ class Job(Base):
     run_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    # written every few seconds while a worker runs the job; a stale one means the worker is gone (jobs.py)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

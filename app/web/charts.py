@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+# Axis titles are {"text": …}: plotly.js 3+ (the package ships 4.x) ignores a bare string there.
 FONT = {"family": "NanumGothic, sans-serif", "size": 13}
 GRADE_COLORS = ["#1b7837", "#7fbf7b", "#bdbdbd", "#f4a582", "#b2182b"]
 
@@ -20,7 +21,7 @@ def distribution_chart(dist: dict[str, dict[str, int]]) -> dict[str, Any]:
                    "marker": {"color": "#e0e0e0"}})
     traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
                    "marker": {"color": "#555"}})
-    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": "펀드 수"})}
+    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}})}
 
 
 def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
@@ -32,8 +33,8 @@ def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
             {"type": "scatter", "mode": "lines+markers", "name": "등급", "yaxis": "y2",
              "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated]},
         ],
-        "layout": _layout(yaxis={"title": "점수", "range": [0, 100]},
-                          yaxis2={"title": "등급", "overlaying": "y", "side": "right", "dtick": 1,
+        "layout": _layout(yaxis={"title": {"text": "점수"}, "range": [0, 100]},
+                          yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right", "dtick": 1,
                                   "range": [5.5, 0.5]}),
     }
 
@@ -41,7 +42,7 @@ def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
 def criteria_chart(criteria: dict[str, float | None]) -> dict[str, Any]:
     names = [k for k, v in criteria.items() if v is not None]
     return {"data": [{"type": "bar", "x": names, "y": [criteria[k] for k in names], "marker": {"color": "#2166ac"}}],
-            "layout": _layout(yaxis={"title": "점수"})}
+            "layout": _layout(yaxis={"title": {"text": "점수"}})}
 
 
 def metrics_chart(metrics: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
@@ -50,4 +51,21 @@ def metrics_chart(metrics: dict[str, Any], labels: dict[str, str]) -> dict[str, 
         {"type": "bar", "name": labels[m], "x": windows, "y": [(metrics[w] or {}).get(m) for w in windows]}
         for m in ("annualized_return", "annualized_volatility", "max_drawdown")
     ]
-    return {"data": traces, "layout": _layout(barmode="group", yaxis={"title": "연율", "tickformat": ".0%"})}
+    return {"data": traces, "layout": _layout(barmode="group", yaxis={"title": {"text": "연율"}, "tickformat": ".0%"})}
+
+
+NAV_FUND_LABEL = "펀드 (수정기준가, 총수익 기준)"
+NAV_BENCHMARK_LABEL = "벤치마크"
+
+
+def nav_chart(series: dict[str, Any]) -> dict[str, Any]:
+    """The fund's total-return index against its benchmark over the evaluation window, both 100 at the start."""
+    traces = [{"type": "scatter", "mode": "lines", "name": NAV_FUND_LABEL, "x": series["dates"],
+               "y": series["fund"], "line": {"color": "#2166ac", "width": 2}}]
+    if series.get("benchmark") is not None:
+        traces.append({"type": "scatter", "mode": "lines", "name": NAV_BENCHMARK_LABEL, "x": series["dates"],
+                       "y": series["benchmark"], "line": {"color": "#888", "width": 1.5, "dash": "dot"}})
+    layout = _layout(yaxis={"title": {"text": "지수 (시작일 = 100)"}}, hovermode="x unified",
+                     legend={"orientation": "h", "y": -0.2})
+    layout["margin"] = {**layout["margin"], "l": 70}  # room for the axis title beside the tick labels
+    return {"data": traces, "layout": layout}

@@ -13,10 +13,16 @@ from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api.read_routes import CODE_RE, TEXT_PATTERN
-from evaluator.app.storage import overview, queries
+from evaluator.app.storage import nav_series, overview, queries
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
-from evaluator.app.web.charts import criteria_chart, distribution_chart, history_chart, metrics_chart
+from evaluator.app.web.charts import (
+    criteria_chart,
+    distribution_chart,
+    history_chart,
+    metrics_chart,
+    nav_chart,
+)
 from evaluator.app.web.render import render
 
 router = APIRouter(include_in_schema=False)
@@ -84,16 +90,18 @@ def metrics_table(metrics: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/funds/{code}")
 def fund_page(request: Request, code: str, viewer: User, session: Db) -> Response:
-    text = queries.fund_report(session, viewer.principal, code) if CODE_RE.match(code) else None
-    if text is None:
+    found = nav_series.fund_report_and_series(session, viewer.principal, code) if CODE_RE.match(code) else None
+    if found is None:
         raise HTTPException(404, "no such fund")
-    report = json.loads(text)
+    report, series = json.loads(found[0]), nav_series.chart_document(found[1])
     history = queries.fund_history(session, viewer.principal, code)
     metrics = report.get("metrics") or {}
     criteria = {CRITERION_LABELS.get(k, k): v for k, v in (report.get("criterion_scores") or {}).items()}
     return render(request, "fund.html", {
         "r": report, "history": history, "table": metrics_table(metrics), "criteria": criteria,
+        "series": series,
         "charts": {
+            "nav": nav_chart(series) if series else None,
             "history": history_chart(history) if history else None,
             "criteria": criteria_chart(criteria) if criteria else None,
             "metrics": metrics_chart(metrics, METRIC_LABELS) if metrics else None,

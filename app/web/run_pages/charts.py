@@ -15,7 +15,7 @@ LABELS = {
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
     return {"title": {"text": title, "font": {"size": 14}}, "font": FONT, "height": 320,
-            "margin": {"l": 55, "r": 20, "t": 40, "b": 45}, "xaxis": {"title": "step"},
+            "margin": {"l": 55, "r": 20, "t": 40, "b": 45}, "xaxis": {"title": {"text": "step"}},
             "legend": {"orientation": "h", "y": -0.25}, **extra}
 
 
@@ -65,4 +65,4 @@ def arms_chart(arms: list[dict[str, Any]], metric: str) -> dict[str, Any] | None
         return None
     trace = {"type": "bar", "x": names, "y": means, "name": metric,
              "error_y": {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}}
-    return {"data": [trace], "layout": _layout(f"{metric}: mean per arm with 95% CI", xaxis={"title": "arm"})}
+    return {"data": [trace], "layout": _layout(f"{metric}: mean per arm with 95% CI", xaxis={"title": {"text": "arm"}})}

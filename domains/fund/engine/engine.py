@@ -43,6 +43,7 @@ from evaluator.domains.fund.engine.metrics import (
     row_on_or_before,
     window_start_row,
 )
+from evaluator.domains.fund.engine.nav_series import TotalReturnLevels
 from evaluator.domains.fund.engine.outliers import Outliers, find_outliers, flag_outliers, prices_of, visible
 from evaluator.domains.fund.engine.prepare import Prepared, flag_unadjusted, prepare
 from evaluator.domains.fund.engine.results import (
@@ -142,7 +143,10 @@ def evaluate_universe(
     funds = package_results(arrays)
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = _inputs_doc(rubric, risk_free, prepared, market, allow_unadjusted, outliers, graded.families)
-    return Evaluation(as_of=as_of_ts.date(), rubric=rubric, funds=funds, peers=graded.peers, inputs=inputs)
+    levels = market.levels_measured(codes)
+    return Evaluation(
+        as_of=as_of_ts.date(), rubric=rubric, funds=funds, peers=graded.peers, inputs=inputs, levels=levels
+    )
 
 
 def _check_navs(navs: pd.DataFrame, issues: Mapping[str, Sequence[str]] | None) -> None:
@@ -212,6 +216,12 @@ class _Market:
         found.pending = every.pending
         market = Market(dates=dates, rf_annual=rf, bench_levels=bench_levels, bench_of_fund=bench_of_fund)
         return cls(market, bench_info, found, navs, codes, prepared, groups)
+
+    def levels_measured(self, codes: list[str]) -> TotalReturnLevels:
+        """The total-return and benchmark levels the metrics were measured on (for the NAV charts)."""
+        m, info = self.market, self.bench_info
+        names = list(info.get("types") or [info.get("name")])
+        return TotalReturnLevels(m.dates, codes, self.prepared.levels, m.bench_levels, m.bench_of_fund, names)
 
     def flag(self, flags: FundFlags, outliers: str, allow_unadjusted: bool) -> None:
         """NAV typos (per ``outliers``) and unadjusted 결산 resets, as errors, warnings or repairs."""

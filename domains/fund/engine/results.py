@@ -67,6 +67,9 @@ class Evaluation:
     funds: list[FundResult]
     peers: dict[str, dict[str, Any]]
     inputs: dict[str, Any] = field(default_factory=dict)
+    levels: Any = field(default=None, repr=False, compare=False)
+    """The total-return and benchmark levels the engine measured
+    (:class:`~evaluator.domains.fund.engine.nav_series.TotalReturnLevels`), or None."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_code", {f.fund_code: f for f in self.funds})

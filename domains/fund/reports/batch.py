@@ -25,7 +25,9 @@ from evaluator.core.outputs import (
     prepare_output_dir,
     safe_filename,
 )
+from evaluator.domains.fund.engine.nav_series import series_lines
 from evaluator.domains.fund.engine.results import Evaluation
+from evaluator.domains.fund.reports import SERIES_FILE
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
 from evaluator.domains.fund.task.model_eval import add_model_to_summary
 
@@ -53,6 +55,22 @@ def report_names(codes: Sequence[str]) -> dict[str, str]:
         used.add(name.lower())
         names[code] = name + ".json"
     return names
+
+
+def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]) -> list[str]:
+    """``nav_series.jsonl``: each rated fund's total-return index and its benchmark over its window
+    (:mod:`~evaluator.domains.fund.engine.nav_series`), for charts; a stale one never outlives a rerun.
+    A failure here loses no report: the batch is written without the file and says so."""
+    target = folder / SERIES_FILE
+    target.unlink(missing_ok=True)
+    if evaluation.levels is None:
+        return []
+    try:
+        lines = [line for code, line in series_lines(evaluation) if code in files]
+    except Exception as exc:  # a chart must never cost the batch its reports
+        return [f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"]
+    atomic_write_text(target, "".join(f"{line}\n" for line in lines))
+    return []
 
 
 def write_reports(
@@ -87,6 +105,7 @@ def write_reports(
             failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
         if on_progress is not None:
             on_progress(done, total)
+    warnings = [*warnings, *_write_series(evaluation, folder, files)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
