@@ -74,7 +74,7 @@ def in_process(funds: int, repeat: int) -> tuple[float, float]:
     import fund_engine as bench
 
     from evaluator.domains.fund.engine.checks import FundFlags
-    from evaluator.domains.fund.engine.engine import (
+    from evaluator.domains.fund.engine.inputs import (
         benchmark_matrix,
         benchmark_order,
         clean_meta_text,

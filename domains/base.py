@@ -4,6 +4,9 @@ A pack owns everything domain-specific: its rubric (validated JSON), its dataset
 conversational prompt format, its prompt styles, its reward functions and its grader. The trainer and
 the evaluation harness only ever see a :class:`DomainPack`, obtained from :mod:`evaluator.domains.registry`.
 
+The values a grader returns (:mod:`evaluator.domains.verdicts`) and what a pack's commands receive from
+the application (:mod:`evaluator.domains.commands`) are declared beside it.
+
 One grader, two callers: ``grade`` scores one completion with the *same* reward functions the trainer
 optimises, so a training reward and an evaluation verdict can never disagree.
 """
@@ -14,141 +17,40 @@ import copy
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
+
+from evaluator.domains.commands import CommandServices, MetricOption, option_flag
+from evaluator.domains.verdicts import (
+    ACCURACY,
+    Metric,
+    PackError,
+    Score,
+    Verdict,
+    check_metrics,
+    completion_text,
+)
+
+__all__ = [  # the contract's value types are declared beside it and read through this module
+    "ACCURACY",
+    "CommandServices",
+    "DomainPack",
+    "Metric",
+    "MetricOption",
+    "PackError",
+    "PackPlot",
+    "RewardFn",
+    "RewardSpec",
+    "Score",
+    "Verdict",
+    "check_metrics",
+    "completion_text",
+    "option_flag",
+]
 
 RewardFn = Callable[..., list[float | None]]
 """TRL-compatible reward: ``fn(completions, **dataset_columns) -> list[float | None]``."""
-
-
-def completion_text(completion: Any) -> str:
-    """The assistant text of one TRL completion (a string, or a list of chat messages)."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Mapping):
-        return str(completion.get("content") or "")
-    if isinstance(completion, Sequence):
-        return "".join(str(m.get("content") or "") for m in completion if isinstance(m, Mapping))
-    return str(completion)
-
-
-@dataclass(frozen=True)
-class Score:
-    """What a pack's grader says about one completion, in the terms of its declared metrics.
-
-    ``value`` is one float (the pack declares one metric) or a dict of named floats (one per metric it
-    measured; a metric a grader could not compute, e.g. an optional model-based one, is simply absent).
-    """
-
-    value: float | dict[str, float]
-    answer: str | None = None
-    explanation: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def values(self, metrics: Sequence[Metric]) -> dict[str, float]:
-        """The value as ``{metric name: float}``; a bare float belongs to the first declared metric."""
-        if isinstance(self.value, Mapping):
-            return {str(k): float(v) for k, v in self.value.items() if v is not None}
-        return {metrics[0].name: float(self.value)}
-
-
-AGGREGATIONS = ("mean",)
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A figure a pack reports per item and over items (bootstrap CI over items, paired deltas in compare).
-
-    ``binary`` metrics are 0/1 per item (McNemar applies to them); ``headline`` marks the one number a
-    report leads with.
-    """
-
-    name: str
-    description: str = ""
-    aggregation: str = "mean"
-    higher_is_better: bool = True
-    headline: bool = False
-    binary: bool = False
-
-    def __post_init__(self) -> None:
-        if self.aggregation not in AGGREGATIONS:
-            raise PackError(f"metric {self.name!r}: aggregation must be one of {', '.join(AGGREGATIONS)}")
-
-
-ACCURACY = Metric(
-    "accuracy", "Share of items whose extracted answer is correct.", headline=True, binary=True
-)
-"""The metric of a pack whose grader says right or wrong (the default)."""
-
-
-def check_metrics(metrics: Sequence[Metric], pack: str = "?") -> tuple[Metric, ...]:
-    """Metrics with unique names and exactly one headline, or PackError."""
-    names = [m.name for m in metrics]
-    if not names:
-        raise PackError(f"pack {pack!r} declares no metrics")
-    if len(set(names)) != len(names):
-        raise PackError(f"pack {pack!r} declares a metric twice: {', '.join(names)}")
-    heads = [m.name for m in metrics if m.headline]
-    if len(heads) != 1:
-        raise PackError(f"pack {pack!r} must mark exactly one headline metric, not {heads or 'none'}")
-    return tuple(metrics)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """How one completion was graded: what was read, whether it counts, every reward's score, and the
-    grader's :class:`Score` in metric terms (None: the pack's default, ``accuracy`` = ``correct``)."""
-
-    extracted: str | None
-    correct: bool
-    format_ok: bool
-    scores: dict[str, float | None]
-    details: dict[str, Any] = field(default_factory=dict)
-    score: Score | None = None
-
-
-@dataclass(frozen=True)
-class MetricOption:
-    """A command-line option of a pack's metric: ``eval`` and ``score`` offer it as ``flag``."""
-
-    name: str
-    flag: str
-    kind: type
-    help: str
-
-
-class CommandServices(Protocol):
-    """What a pack's own commands get from the application: the database and the evaluation harness live above
-    the packs, so they are handed in when the commands are mounted."""
-
-    def prepare_db(self, flag: str | None) -> str | None:
-        """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
-        ...
-
-    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
-        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
-        ...
-
-    def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
-        """Store a report folder's batch (if new) and its 운용사 ratings with it; a clear message and exit on failure."""
-        ...
-
-    def grade_with_model(
-        self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """Generate for ``rows`` with ``model`` ({model, adapter, quantize, backend}) through the evaluation
-        harness and grade with the pack: (report, samples). Raises ``ValueError`` when the model cannot run."""
-        ...
-
-
-def option_flag(name: str) -> str:
-    """The flag a metric option is known by (``bertscore_num_layers`` → ``--bertscore-num-layers``)."""
-    return "--" + name.replace("_", "-")
-
-
-class PackError(ValueError):
-    """A pack was asked for something it cannot provide (unknown style, source, …)."""
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,9 @@ from typing import Any
 
 from evaluator.methodology.ingest_bands import read_bands
 from evaluator.methodology.ingest_company import is_company_sentence, read_company_rule
-from evaluator.methodology.ingest_criteria import (
-    Item,
-    build_criteria,
-    prose_items,
-    stated_totals,
-    table_items,
-)
+from evaluator.methodology.ingest_criteria import build_criteria
 from evaluator.methodology.ingest_findings import Findings
+from evaluator.methodology.ingest_items import Item, prose_items, stated_totals, table_items
 from evaluator.methodology.ingest_lexicon import header_role, metric_id
 from evaluator.methodology.ingest_provisional import MARK, provisional_sentences, read_provisional
 from evaluator.methodology.ingest_rules import read_eligibility, read_peer_groups, read_periods

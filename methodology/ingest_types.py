@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evaluator.methodology.ingest_criteria import build_criteria, table_items
+from evaluator.methodology.ingest_criteria import build_criteria
 from evaluator.methodology.ingest_findings import Findings
+from evaluator.methodology.ingest_items import table_items
 from evaluator.methodology.ingest_lexicon import header_role
 from evaluator.methodology.ingest_tables import Row, Table
 from evaluator.methodology.ingest_text import compact

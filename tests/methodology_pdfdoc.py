@@ -15,7 +15,7 @@ from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from evaluator.methodology.pdf_render import font_path
+from evaluator.methodology.pdf_blocks import font_path
 
 EOK = 100_000_000
 

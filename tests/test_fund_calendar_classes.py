@@ -3,6 +3,8 @@ k-class portfolio counts 1/k in the peer rating scale)."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -50,7 +52,7 @@ def test_a_weekend_priced_fund_changes_no_other_funds_result() -> None:
     meta.loc["MMF01", "type"] = "MMF"  # its own 유형: only its calendar could change the others
     for before, bm in ((base, None), (base_b, bench)):
         after = evaluate_universe(mixed, meta, benchmark=bm)
-        assert after.as_of == before.as_of == "2025-06-30"
+        assert after.as_of == before.as_of == dt.date(2025, 6, 30)
         for f in before.funds:
             g = after.fund(f.fund_code)
             assert (g.status, g.grade, g.metrics, g.warnings) == (f.status, f.grade, f.metrics, f.warnings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 
 import numpy as np
@@ -162,7 +163,7 @@ def test_peer_context_is_the_rated_funds_statistics() -> None:
 def test_as_of_before_the_data_is_a_clear_error() -> None:
     navs = _navs(3, 2)
     with pytest.raises(DataError, match="before the first NAV date"):
-        evaluate_universe(navs, _meta(list(navs.columns)), as_of="2001-01-01")
+        evaluate_universe(navs, _meta(list(navs.columns)), as_of=dt.date(2001, 1, 1))
 
 
 def test_fund_pack_exposes_the_engine_rubric() -> None:

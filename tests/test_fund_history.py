@@ -54,7 +54,7 @@ def test_history_equals_single_date_runs_including_nulls(universe: Universe) -> 
     checked_nulls = 0
     for when in (dates[0], dates[len(dates) // 2], dates[-1]):
         single = evaluate_loaded(universe, rubric, as_of=when)
-        day = table[table["as_of"] == single.as_of].set_index("fund_code")
+        day = table[table["as_of"] == single.as_of.isoformat()].set_index("fund_code")
         assert len(day) == len(single.funds)
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
@@ -66,7 +66,7 @@ def test_history_equals_single_date_runs_including_nulls(universe: Universe) -> 
     # windows that are too long for the early dates, and not-rated funds, are nulls on both sides
     assert checked_nulls > 0
     assert (table["status"] == "ok").any() and table["sharpe_10y"].isna().all()
-    assert hist.last.as_of == dates[-1].strftime("%Y-%m-%d")
+    assert hist.last.as_of == dates[-1].date()
 
 
 def _business_days(start: str, end: str, holidays: list[str]) -> pd.DatetimeIndex:

@@ -107,7 +107,7 @@ def test_every_column_of_every_date_equals_its_single_date_run(universe: Univers
     windows_with_values: set[str] = set()
     for when in dates:
         single = evaluate_loaded(universe, rubric, as_of=when)
-        day = hist.table[hist.table["as_of"] == single.as_of].set_index("fund_code")
+        day = hist.table[hist.table["as_of"] == single.as_of.isoformat()].set_index("fund_code")
         assert list(day.index) == [f.fund_code for f in single.funds]
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
@@ -169,7 +169,7 @@ def _assert_equals_single_dates(
     """Every history column of every date equals that date's single-date run."""
     for when in dates:
         single = evaluate_loaded(universe, rubric, as_of=when, **options)
-        day = table[table["as_of"] == single.as_of].set_index("fund_code")
+        day = table[table["as_of"] == single.as_of.isoformat()].set_index("fund_code")
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))
             for col in COLUMNS[2:]:

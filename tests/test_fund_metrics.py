@@ -3,6 +3,7 @@ and against empyrical-reloaded where its conventions are the same."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import numpy as np
@@ -108,7 +109,8 @@ def test_every_metric_matches_the_formulas(as_of: str | None, rf_kind: str) -> N
     else:
         risk_free = pd.Series(np.linspace(0.035, 0.02, len(navs.index)), index=navs.index)
         rf = risk_free
-    ev = evaluate_universe(navs, meta, benchmark=bench, risk_free=risk_free, as_of=as_of)
+    day = dt.date.fromisoformat(as_of) if as_of else None
+    ev = evaluate_universe(navs, meta, benchmark=bench, risk_free=risk_free, as_of=day)
     when = pd.Timestamp(as_of) if as_of else navs.index[-1]
     checked = 0
     for fund in ev.funds:

@@ -4,6 +4,7 @@ a 결산 reset) is flagged; the other funds' grades do not move; repair and keep
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -219,7 +220,7 @@ def test_history_counts_a_typo_only_on_dates_whose_windows_hold_it() -> None:
     assert (held == ERROR).all() and len(held) == 40  # every 10-year window from then on holds it
     assert (after != ERROR).all() and len(after) == 5  # no window reaches back to it any more
     for when in ("2014-06-30", "2024-03-29", "2024-06-28"):
-        single = evaluate_loaded(universe, rubric, as_of=when)
+        single = evaluate_loaded(universe, rubric, as_of=dt.date.fromisoformat(when))
         day = hist.table[hist.table["as_of"] == when].set_index("fund_code")
         for fund in single.funds:
             expected = history_row(fund, str(rubric["version"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from evaluator.domains.fund.reports.report import (
 from evaluator.methodology.rubric import RubricError, rubric_problems, validate_rubric
 
 END = "2025-06-30"
+END_DAY = dt.date(2025, 6, 30)
 TYPES = ("국내주식형", "채권형")
 
 
@@ -121,9 +123,9 @@ def _expected_provisional(ev: Any, rubric: dict[str, Any]) -> dict[str, tuple[fl
 
 def test_provisional_grades_leave_mature_grades_alone_and_follow_the_stated_rule() -> None:
     navs, meta, _ = _universe()
-    plain = evaluate_universe(navs, meta, _rubric(), as_of=END)
+    plain = evaluate_universe(navs, meta, _rubric(), as_of=END_DAY)
     rule = _rubric(provisional=PROVISIONAL)
-    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    ev = evaluate_universe(navs, meta, rule, as_of=END_DAY)
     for before, after in zip(plain.funds, ev.funds, strict=True):
         if before.status == OK:  # every mature fund: the same grade and score, to the last bit
             assert (after.grade, after.score, after.peer_percentile) == (before.grade, before.score, before.peer_percentile)
@@ -145,7 +147,7 @@ def test_provisional_grades_leave_mature_grades_alone_and_follow_the_stated_rule
 def test_provisional_reports_summary_and_korean_text() -> None:
     navs, meta, _ = _universe()
     rule = _rubric(provisional=PROVISIONAL)
-    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    ev = evaluate_universe(navs, meta, rule, as_of=END_DAY)
     young = next(f for f in ev.funds if f.provisional)
     report = build_report(young, rule)
     assert schema_problems(report, report_schema()) == [] and scale_problems(report, rule) == []
@@ -172,10 +174,10 @@ def test_without_peer_groups_every_type_in_the_data_is_a_group() -> None:
     navs, meta, _ = _universe()
     meta = meta.copy()
     meta.loc[meta.index[:14:2], "type"] = "해외주식형"  # a 유형 the listed rubric does not name
-    listed = evaluate_universe(navs, meta, _rubric(), as_of=END)
+    listed = evaluate_universe(navs, meta, _rubric(), as_of=END_DAY)
     free = _rubric()
     del free["peer_groups"]
-    data = evaluate_universe(navs, meta, validate_rubric(free), as_of=END)
+    data = evaluate_universe(navs, meta, validate_rubric(free), as_of=END_DAY)
     foreign = [f for f in listed.funds if f.type == "해외주식형"]
     assert all(f.status == NOT_RATED and "동류그룹" in f.errors[0] for f in foreign)
     assert {f.type for f in data.funds if f.status == OK} == {"해외주식형", "국내주식형", "채권형"}
@@ -196,9 +198,9 @@ def test_weights_per_type_give_exactly_the_single_type_rubric_grade_and_score() 
     per_type = _rubric(criteria_by_type={"채권형": BOND}, provisional=PROVISIONAL)
     only_bond = _rubric(criteria=BOND, provisional=PROVISIONAL)
     general = _rubric(provisional=PROVISIONAL)
-    ev = evaluate_universe(navs, meta, per_type, as_of=END)
-    bond = evaluate_universe(navs, meta, only_bond, as_of=END)
-    equity = evaluate_universe(navs, meta, general, as_of=END)
+    ev = evaluate_universe(navs, meta, per_type, as_of=END_DAY)
+    bond = evaluate_universe(navs, meta, only_bond, as_of=END_DAY)
+    equity = evaluate_universe(navs, meta, general, as_of=END_DAY)
     for f in ev.funds:
         ref = (bond if f.type == "채권형" else equity).fund(f.fund_code)
         assert (f.status, f.grade, f.score, f.provisional, f.criterion_scores) == (
@@ -233,7 +235,7 @@ def _scaled(grades: int, stars: bool) -> dict[str, Any]:
 def test_reports_and_summaries_of_other_scales_validate(grades: int, stars: bool) -> None:
     navs, meta, _ = _universe()
     rubric = _scaled(grades, stars)
-    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    ev = evaluate_universe(navs, meta, rubric, as_of=END_DAY)
     rated = [f for f in ev.funds if f.status == OK]
     best = grades if stars else 1
     top = min(rated, key=lambda f: f.peer_percentile or 100)
@@ -287,7 +289,7 @@ def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path:
     rubric_path = tmp_path / "rubric.json"
     rubric_path.write_text(json.dumps(rubric, ensure_ascii=False), encoding="utf-8")
     navs, meta, _ = _universe()
-    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    ev = evaluate_universe(navs, meta, rubric, as_of=END_DAY)
     rated = [f for f in ev.funds if f.status == OK]
     top = min(rated, key=lambda f: f.peer_percentile or 100)
     bottom = max(rated, key=lambda f: f.peer_percentile or 0)
@@ -343,7 +345,7 @@ def test_the_fund_task_shows_and_checks_provisional_grades_and_per_type_weights(
 
     navs, meta, _ = _universe()
     rubric = _rubric(provisional=PROVISIONAL, criteria_by_type={"채권형": BOND})
-    ev = evaluate_universe(navs, meta, rubric, as_of=END)
+    ev = evaluate_universe(navs, meta, rubric, as_of=END_DAY)
     facts = universe_facts(ev)
     young = next(f for f in ev.funds if f.provisional and f.type == "채권형")
     mature = next(f for f in ev.funds if f.status == OK and not f.provisional and f.type == "국내주식형")
@@ -376,7 +378,7 @@ def test_history_keeps_provisional_grades_apart_and_the_backtest_leaves_them_out
     history = run_history(universe, rule, dates)
     table = history.table
     last = table[table["as_of"] == "2025-06-30"].set_index("fund_code")
-    ev = evaluate_universe(navs, meta, rule, as_of=END)
+    ev = evaluate_universe(navs, meta, rule, as_of=END_DAY)
     for f in ev.funds:  # every row is the single-date engine's, provisional flag included
         assert bool(last.loc[f.fund_code, "provisional"]) == f.provisional
         assert (None if pd.isna(last.loc[f.fund_code, "grade"]) else int(last.loc[f.fund_code, "grade"])) == f.grade
@@ -426,7 +428,7 @@ def test_history_fast_path_without_peer_groups_equals_the_engine() -> None:
     del free["peer_groups"]
     table = run_history(Universe(navs=navs, meta=meta, issues={}), free, [pd.Timestamp(END)]).table
     row = table.set_index("fund_code")
-    ev = evaluate_universe(navs, meta, free, as_of=END)
+    ev = evaluate_universe(navs, meta, free, as_of=END_DAY)
     assert sum(f.status == OK for f in ev.funds) == 28
     for f in ev.funds:
         grade = row.loc[f.fund_code, "grade"]
@@ -439,7 +441,7 @@ def test_plots_draw_provisional_and_seven_grade_batches(tmp_path: Any) -> None:
 
     navs, meta, _ = _universe()
     for name, rubric in (("prov", _rubric(provisional=PROVISIONAL)), ("seven", _scaled(7, False))):
-        ev = evaluate_universe(navs, meta, rubric, as_of=END)
+        ev = evaluate_universe(navs, meta, rubric, as_of=END_DAY)
         write_reports(ev, tmp_path / name)
         funds = load_funds(tmp_path / name)
         statuses = {f.status for f in funds}
@@ -463,7 +465,7 @@ def test_the_database_keeps_provisional_grades_apart_and_checks_the_scale(tmp_pa
     from evaluator.domains.fund.reports.batch import write_reports
 
     navs, meta, _ = _universe()
-    write_reports(evaluate_universe(navs, meta, _rubric(provisional=PROVISIONAL), as_of=END), tmp_path / "prov")
+    write_reports(evaluate_universe(navs, meta, _rubric(provisional=PROVISIONAL), as_of=END_DAY), tmp_path / "prov")
     engine = open_database(f"sqlite:///{tmp_path / 'db.sqlite'}", migrate=True)
     store_folder(engine, tmp_path / "prov")
     admin = Principal("k", "c", True, (), ())
@@ -475,7 +477,7 @@ def test_the_database_keeps_provisional_grades_apart_and_checks_the_scale(tmp_pa
     assert total == 28 and not any(i["fund_code"].startswith("Y") for i in items)  # the rated list: regular grades
     assert history[0]["status"] == "provisional" and history[0]["grade"] is not None
     seven = tmp_path / "seven"
-    write_reports(evaluate_universe(navs, meta, _scaled(7, False), as_of=END), seven)
+    write_reports(evaluate_universe(navs, meta, _scaled(7, False), as_of=END_DAY), seven)
     store_folder(engine, seven)  # grade 7 is on this batch's scale
     victim = next(p for p in sorted(seven.glob("*.json")) if p.name != "summary.json")
     doc = json.loads(victim.read_text(encoding="utf-8"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -107,7 +108,7 @@ def test_generated_file_round_trips_through_the_cli(tmp_path: Path) -> None:
     navs, issues, meta, _, _, adjustments = read_navs_frame(sample.rows)
     bench_levels = benchmark_from_table(series_from_frame(sample.benchmark, "b"))
     ev = evaluate_universe(
-        navs, meta, benchmark=bench_levels, as_of="2025-05-30", issues=issues, adjustments=adjustments
+        navs, meta, benchmark=bench_levels, as_of=dt.date(2025, 5, 30), issues=issues, adjustments=adjustments
     )
     assert {f.fund_code: f.grade for f in ev.funds} == {d["fund_code"]: d["grade"] for d in reports.values()}
     assert {d["return_basis"] for d in reports.values()} >= {"distribution", "raw"}

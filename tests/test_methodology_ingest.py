@@ -17,8 +17,8 @@ from evaluator.app.cli import app
 from evaluator.core.schemas import load_schema, schema_problems
 from evaluator.methodology.ingest_lexicon import is_total, metric_id
 from evaluator.methodology.ingest_text import clean, compact, find_amounts, parse_weight, unreadable_share
+from evaluator.methodology.pdf_blocks import font_path
 from evaluator.methodology.pdf_ingest import IngestError, ingest_pdf, ingest_with_report
-from evaluator.methodology.pdf_render import font_path
 
 runner = CliRunner()
 REPORT_SCHEMA = load_schema("evaluator.methodology", "ingest_report.schema.json")

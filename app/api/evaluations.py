@@ -42,7 +42,7 @@ class UploadError(ValueError):
 class Staged:
     folder: Path
     files: dict[str, Path]  # role -> path
-    as_of: str | None
+    as_of: dt.date | None
     params: dict[str, Any]
 
 
@@ -56,15 +56,15 @@ def _suffix(filename: str, head: bytes) -> str:
     return ".xls" if head.startswith(b"\xd0\xcf\x11\xe0") else ".csv"
 
 
-def parse_as_of(text: str | None) -> str | None:
-    """An optional as-of date written YYYY-MM-DD (a calendar date), else :class:`UploadError`."""
+def parse_as_of(text: str | None) -> dt.date | None:
+    """An optional as-of date written YYYY-MM-DD (a calendar date), read once here; else :class:`UploadError`."""
     text = (text or "").strip()
     if not text:
         return None
     try:
         if len(text) != 10:
             raise ValueError(text)
-        return dt.date.fromisoformat(text).isoformat()
+        return dt.date.fromisoformat(text)
     except ValueError:
         raise UploadError(f"as_of: 기준일 {text[:20]!r}은(는) 날짜가 아닙니다 (YYYY-MM-DD)") from None
 
@@ -101,13 +101,11 @@ async def stage_uploads(files: dict[str, UploadFile | None], as_of: str | None, 
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return Staged(folder, staged, day, {"as_of": day, "files": sizes})
+    return Staged(folder, staged, day, {"as_of": day.isoformat() if day else None, "files": sizes})
 
 
 def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat) -> None:
     """Load, grade, write, and store with the job marked done in the same transaction."""
-    import pandas as pd
-
     from evaluator.app.storage.batches import store_folder
     from evaluator.core.provenance import provenance
     from evaluator.domains.fund.data.loaders import load_universe
@@ -125,8 +123,7 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
     universe = load_universe(staged.files["data"], meta=staged.files.get("meta"),
                              benchmark=staged.files.get("benchmark"))
     step("지표와 등급 계산 중", 0.3)
-    when = pd.Timestamp(staged.as_of) if staged.as_of else None
-    evaluation = evaluate_loaded(universe, doc, as_of=when)
+    evaluation = evaluate_loaded(universe, doc, as_of=staged.as_of)
     evaluation.inputs["provenance"] = provenance(universe.sources, doc)
     last = [0.0]
 

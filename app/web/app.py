@@ -16,7 +16,8 @@ from fastapi.responses import Response
 from sqlalchemy import Engine
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.server import RateLimited, allow_header, create_app
+from evaluator.app.api.errors import RateLimited, allow_header
+from evaluator.app.api.server import create_app
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
 from evaluator.app.web.auth import LoginRequired, login_redirect

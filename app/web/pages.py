@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.server import CODE_RE, TEXT_PATTERN
+from evaluator.app.api.read_routes import CODE_RE, TEXT_PATTERN
 from evaluator.app.storage import nav_series, overview, queries
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User

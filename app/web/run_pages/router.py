@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.server import TEXT_PATTERN
+from evaluator.app.api.read_routes import TEXT_PATTERN
 from evaluator.app.run_folders import studies
 from evaluator.app.run_folders.classify import KINDS, Entry
 from evaluator.app.run_folders.samples import PAGE_SIZE, Filter

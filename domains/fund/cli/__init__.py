@@ -16,7 +16,9 @@ _services: CommandServices | None = None
 def services() -> CommandServices:
     """What the application handed in when it mounted these commands."""
     if _services is None:
-        raise RuntimeError("the fund commands were not mounted with the application's services (evaluator.app.cli)")
+        raise RuntimeError(
+            "the fund commands were not mounted with the application's services (evaluator.app.cli)"
+        )
     return _services
 
 
@@ -28,7 +30,9 @@ def register(app: typer.Typer, given: CommandServices) -> None:
     from evaluator.domains.fund.cli.companies import companies
     from evaluator.domains.fund.cli.evaluate import fund_app
     from evaluator.domains.fund.cli.history import backtest, history
+    from evaluator.domains.fund.cli.sample import generate_sample_cmd
 
+    fund_app.command("generate-sample")(generate_sample_cmd)
     fund_app.command("agreement")(agreement)
     fund_app.command("history")(history)
     fund_app.command("backtest")(backtest)

@@ -41,20 +41,20 @@ def companies(
 ) -> None:
     """Rate every 운용사: the 설정원본-weighted score of its graded funds, blended with the analysts' pillars."""
     from evaluator.domains.fund.cli import services
-    from evaluator.domains.fund.cli.evaluate import _check_out_dir, _expected_errors
+    from evaluator.domains.fund.cli.common import check_out_dir, expected_errors
     from evaluator.domains.fund.companies.service import rate_folder, write_companies
     from evaluator.domains.fund.rubric import resolve_rubric
 
     if min_funds is not None and min_funds < 1:
         fail("--min-funds must be at least 1")
     db_url = services().prepare_db(db)
-    _check_out_dir(out, force)
+    check_out_dir(out, force)
     try:
         doc = rate_folder(
             reports, resolve_rubric(rubric), meta=meta, qualitative=qualitative, min_funds=min_funds
         )
         written = write_companies(doc, out, force=force)
-    except _expected_errors() as exc:
+    except expected_errors() as exc:
         fail(escape(str(exc)))
     for w in doc["warnings"]:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")

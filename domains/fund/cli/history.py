@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
 
 from evaluator.core.console import console, err_console, fail
+from evaluator.domains.fund.cli import common
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evaluator.domains.fund.history.run import History
 
 
 def history(
-    data: Path | None = typer.Argument(
-        None, help="NAV data: long or wide CSV (utf-8 / cp949), Excel (.xlsx / .xls) or Parquet."
-    ),
+    data: Path | None = common.DATA_ARG,
     start: str = typer.Option(..., "--from", help="First month to grade, YYYY-MM."),
     end: str = typer.Option(..., "--to", help="Last month to grade, YYYY-MM."),
     out: Path = typer.Option(
@@ -21,22 +26,11 @@ def history(
     ),
     freq: str = typer.Option("M", "--freq", help="M: every month-end; Q: every quarter-end."),
     meta: Path | None = typer.Option(None, "--meta", help="Fund metadata (펀드코드, 유형, 설정원본, …)."),
-    benchmark: Path | None = typer.Option(
-        None, "--benchmark", help="Benchmark levels: one value column, or one per 유형."
-    ),
-    risk_free: str = typer.Option(
-        "0", "--risk-free", help="Annual risk-free rate (0.03 or 3%) or a CSV of rates by date."
-    ),
-    rubric: Path | None = typer.Option(
-        None, "--rubric", help="Rubric JSON (default: the built-in methodology)."
-    ),
+    benchmark: Path | None = common.BENCHMARK,
+    risk_free: str = common.RISK_FREE,
+    rubric: Path | None = common.RUBRIC,
     sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
-    calendar: Path | None = typer.Option(
-        None,
-        "--calendar",
-        help="Market dates file (a date column); default: the dates most funds are priced on (the benchmark "
-        "is aligned to them, never the other way round).",
-    ),
+    calendar: Path | None = common.CALENDAR,
     allow_unadjusted: bool = typer.Option(
         False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
     ),
@@ -48,15 +42,17 @@ def history(
     type_column: str | None = typer.Option(
         None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
     ),
-    sample: bool = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe."),
-    sample_funds: int = typer.Option(300, "--sample-funds", help="Funds in the --sample universe."),
+    sample: bool = common.SAMPLE,
+    sample_funds: int = common.SAMPLE_FUNDS,
     sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
-    force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
+    force: bool = common.FORCE,
     db: str | None = typer.Option(
         None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
     ),
     qualitative: Path | None = typer.Option(
-        None, "--qualitative", help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades."
+        None,
+        "--qualitative",
+        help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades.",
     ),
 ) -> None:
     """Grade every fund at each month-end (last NAV date of the month on the market calendar).
@@ -64,26 +60,34 @@ def history(
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
     from evaluator.domains.fund.cli import services
-    from evaluator.domains.fund.cli.evaluate import (
-        _check_out_dir,
-        _expected_errors,
-        _print_inputs,
-        check_outliers,
-        run_notes,
-    )
-    from evaluator.domains.fund.data.loaders import load_universe
-    from evaluator.domains.fund.data.readers import DataError
-    from evaluator.domains.fund.data.sample import sample_universe
-    from evaluator.domains.fund.history.io import LATEST, write_history
-    from evaluator.domains.fund.history.run import as_of_dates, parse_month, run_history
-    from evaluator.domains.fund.rubric import resolve_rubric
+    from evaluator.domains.fund.history.io import LATEST
 
-    if (data is None) == (not sample):
-        fail("give either a DATA file or --sample (not both)")
+    common.check_source(data, sample)
     if sample and (sample_funds < 20 or sample_years < 1):
         fail("--sample-funds must be at least 20 and --sample-years at least 1")
     freq = freq.strip().upper()
-    outliers = check_outliers(outliers)
+    options = {
+        "sheet": sheet,
+        "calendar": calendar,
+        "type_column": type_column,
+        "outliers": common.check_outliers(outliers),
+    }
+    first, last = _months(start, end, freq)
+    db_url = services().prepare_db(db)
+    common.check_out_dir(out, force)
+    files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric, "qualitative": qualitative}
+    sizes = {"funds": sample_funds, "years": sample_years}
+    result = _run_history(files, out, risk_free, (first, last, freq), sizes, allow_unadjusted, force, options)
+    _print_history(result, out)
+    if db_url is not None:
+        services().store_folder(db_url, out / LATEST, source="history")
+
+
+def _months(start: str, end: str, freq: str) -> tuple[pd.Period, pd.Period]:
+    """``--from``, ``--to`` and ``--freq`` checked before any work."""
+    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.history.run import parse_month
+
     try:
         first, last = parse_month(start, "--from"), parse_month(end, "--to")
         if freq not in ("M", "Q"):
@@ -92,27 +96,36 @@ def history(
             raise DataError(f"--from {first} is after --to {last}")
     except DataError as exc:
         fail(escape(str(exc)))
-    db_url = services().prepare_db(db)
-    _check_out_dir(out, force)
+    return first, last
+
+
+def _run_history(
+    files: dict[str, Path | None],
+    out: Path,
+    risk_free: str,
+    span: tuple[pd.Period, pd.Period, str],
+    sizes: dict[str, int],
+    allow_unadjusted: bool,
+    force: bool,
+    options: dict[str, Any],
+) -> History:
+    """Read once, grade every date, write the folder; any expected error ends the command with its message."""
+    from evaluator.domains.fund.history.io import write_history
+    from evaluator.domains.fund.history.run import as_of_dates, run_history
+    from evaluator.domains.fund.rubric import resolve_rubric
+
+    first, last, freq = span
+    outliers = options["outliers"]
     try:
-        doc = resolve_rubric(rubric)
-        with console.status("reading inputs…"):
-            if sample:
-                universe = sample_universe(
-                    funds=sample_funds, years=sample_years, risk_free=risk_free, realistic=True
-                )
-            else:
-                assert data is not None
-                universe = load_universe(
-                    data,
-                    meta=meta,
-                    benchmark=benchmark,
-                    risk_free=risk_free,
-                    sheet=sheet,
-                    calendar=calendar,
-                    type_column=type_column,
-                )
-        _print_inputs(universe)
+        doc = resolve_rubric(files["rubric"])
+        universe = common.read_universe(
+            files,
+            risk_free=risk_free,
+            options=options,
+            sample_funds=sizes["funds"],
+            sample_years=sizes["years"],
+        )
+        common.print_inputs(universe)
         dates = as_of_dates(universe, first, last, freq)
         with console.status(f"grading {len(dates)} as-of dates…") as status:
             result = run_history(
@@ -122,7 +135,7 @@ def history(
                 allow_unadjusted=allow_unadjusted,
                 outliers=outliers,
                 on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
-                qualitative=qualitative,
+                qualitative=files["qualitative"],
             )
         inputs = {
             "from": str(first),
@@ -131,17 +144,23 @@ def history(
             "allow_unadjusted": allow_unadjusted,
             "outliers": outliers,
         }
-        warnings = [*universe.warnings, *run_notes(result.last)]
-        summary = write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
-    except _expected_errors() as exc:
+        warnings = [*universe.warnings, *common.run_notes(result.last)]
+        write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
+    except common.expected_errors() as exc:
         fail(escape(str(exc)))
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")
+    return result
+
+
+def _print_history(result: History, out: Path) -> None:
+    from evaluator.domains.fund.history.io import SUMMARY
+
     rated = int((result.table["status"] == "ok").sum())
     console.print(
         f"{len(result.dates)} as-of dates ({result.dates[0]} … {result.dates[-1]}), "
         f"{result.table['fund_code'].nunique()} funds, {rated} rated fund-dates; "
-        f"history.parquet, history.csv, latest/ and {summary.name} in {out}"
+        f"history.parquet, history.csv, latest/ and {SUMMARY} in {out}"
     )
     if result.companies is not None:
         rated_companies = result.companies[result.companies["status"] == "ok"]
@@ -149,8 +168,6 @@ def history(
             f"운용사 grades at every date: {result.companies['company'].nunique()} companies, "
             f"{len(rated_companies)} rated company-dates in companies.parquet"
         )
-    if db_url is not None:
-        services().store_folder(db_url, out / LATEST, source="history")
 
 
 def backtest(
@@ -163,10 +180,14 @@ def backtest(
     replicates: int = typer.Option(1000, "--replicates", help="Block-bootstrap replicates."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing backtest.json and plots."),
     include_provisional: bool = typer.Option(
-        False, "--include-provisional", help="Count provisional grades (가등급) of young funds with the regular ones."
+        False,
+        "--include-provisional",
+        help="Count provisional grades (가등급) of young funds with the regular ones.",
     ),
     level: str = typer.Option(
-        "fund", "--level", help="fund: each fund's grade; company: its 운용사's grade against the fund's returns."
+        "fund",
+        "--level",
+        help="fund: each fund's grade; company: its 운용사's grade against the fund's returns.",
     ),
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
@@ -190,8 +211,12 @@ def backtest(
     try:
         with console.status("computing forward returns and bootstrap intervals…"):
             doc = run_backtest(
-                history_dir, horizon, by_type=by is not None, reps=replicates,
-                include_provisional=include_provisional, level=level,
+                history_dir,
+                horizon,
+                by_type=by is not None,
+                reps=replicates,
+                include_provisional=include_provisional,
+                level=level,
             )
     except DataError as exc:
         fail(escape(str(exc)))

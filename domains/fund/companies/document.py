@@ -114,7 +114,7 @@ def build_companies(
     return {
         "schema_version": 1,
         "kind": "company_ratings",
-        "as_of": funds.as_of,
+        "as_of": funds.as_of.isoformat(),
         "rubric": funds.rubric,
         "rule": rule.as_dict(),
         "sources": {"reports": funds.source, "qualitative": qualitative.source if qualitative else None},

@@ -8,6 +8,7 @@ reports may carry, is read report by report.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ class Funds:
     """One row per fund of the batch, plus the batch's date and rubric."""
 
     frame: pd.DataFrame
-    as_of: str
+    as_of: dt.date
     rubric: dict[str, Any]
     source: dict[str, Any]
     notes: list[str] = field(default_factory=list)
@@ -72,6 +73,14 @@ def _from_reports(folder: Path, entries: list[dict[str, Any]]) -> list[dict[str,
     return rows
 
 
+def _day(text: Any) -> dt.date | None:
+    """The summary's ``as_of`` (written YYYY-MM-DD by ``fund evaluate``) as a date; None when it is not one."""
+    try:
+        return dt.date.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
 def read_funds(folder: str | os.PathLike[str]) -> Funds:
     """Every fund of a report folder; a clear :class:`DataError` when it is not one."""
     base = Path(folder)
@@ -79,7 +88,8 @@ def read_funds(folder: str | os.PathLike[str]) -> Funds:
         raise DataError(f"{base} has no summary.json; give the --out folder of `evaluator fund evaluate`")
     summary = _read_json(base / "summary.json", "summary")
     entries = summary.get("funds") if isinstance(summary, dict) else None
-    if not isinstance(entries, list) or not isinstance(summary.get("as_of"), str):
+    as_of = _day(summary.get("as_of")) if isinstance(summary, dict) else None
+    if not isinstance(entries, list) or as_of is None:
         raise DataError(
             f"{base}/summary.json has no as_of or no funds list: it is not a `fund evaluate` summary"
         )
@@ -96,7 +106,7 @@ def read_funds(folder: str | os.PathLike[str]) -> Funds:
     frame["provisional"] = np.array([v is True for v in columns["provisional"]], dtype=bool)
     source = {"folder": str(base), "read_from": "summary.json" if fast else "reports"}
     rubric = summary.get("rubric") if isinstance(summary.get("rubric"), dict) else {}
-    return Funds(frame=frame, as_of=summary["as_of"], rubric=dict(rubric), source=source, notes=notes)
+    return Funds(frame=frame, as_of=as_of, rubric=dict(rubric), source=source, notes=notes)
 
 
 def _clean(value: Any) -> str | None:

@@ -15,6 +15,7 @@ outside 0–100 once mapped), a company listed twice, a row without any score, a
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import difflib
 import io
 import re
@@ -183,7 +184,7 @@ def _score(text: str, where: str, problems: list[str]) -> float | None:
 
 
 def read_qualitative(
-    path: str | Path, rule: CompanyRule, companies: Iterable[str], *, as_of: str | None = None
+    path: str | Path, rule: CompanyRule, companies: Iterable[str], *, as_of: dt.date | None = None
 ) -> Qualitative:
     """Read and check the file against the rule's pillars and the batch's companies (``as_of``: the
     reports' date; a row dated after it is refused, a later assessment cannot grade an earlier date)."""
@@ -239,7 +240,7 @@ def read_qualitative(
                 date = parse_date(cell(roles["date"]))
             except ValueError as exc:
                 problems.append(f"{where}: {exc}")
-            if date and as_of and date > as_of:
+            if date and as_of and dt.date.fromisoformat(date) > as_of:
                 problems.append(f"{where}: assessed on {date}, after the reports' as-of date {as_of}")
         if not scores and not any(f"{where}," in q for q in problems):
             problems.append(f"{where}: no pillar score; give at least one or remove the row")

@@ -10,6 +10,7 @@ header row is looked for below any title rows ("펀드 기준가격 일별 조�
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import os
 import re
@@ -46,6 +47,20 @@ published that day): every numeric column reads them as missing, never as unread
 
 class DataError(ValueError):
     """An input file cannot be used at all (unreadable, or a required column is missing)."""
+
+
+def parse_as_of(text: str, what: str = "--as-of") -> dt.date:
+    """An evaluation date given as text (``what`` names the flag or option): read once, at the edge.
+
+    Accepts what pandas reads as a moment (2025-06-30, 20250630, 2025/06/30, 2025-06-30T15:00 …) and keeps
+    its calendar day, as the engine always did; anything else is a :class:`DataError` naming ``what``."""
+    try:
+        stamp = pd.Timestamp(text)
+    except (ValueError, OverflowError):
+        stamp = pd.NaT
+    if pd.isna(stamp):
+        raise DataError(f"{what} {text!r} is not a date; write it as YYYY-MM-DD")
+    return stamp.date()
 
 
 MONEY_UNITS = {"원": 1.0, "천원": 1e3, "만원": 1e4, "백만원": 1e6, "억원": 1e8, "억": 1e8, "백만": 1e6}

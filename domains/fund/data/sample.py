@@ -33,107 +33,8 @@ from evaluator.domains.fund.data.loaders import (
     read_navs_frame,
     series_from_frame,
 )
-
-END_DATE = "2025-06-30"
-COMPANIES = (
-    "가람자산운용",
-    "누리자산운용",
-    "다온투자신탁운용",
-    "미르자산운용",
-    "바른자산운용",
-    "새솔자산운용",
-    "한결자산운용",
-    "하늘투자운용",
-)
-
-
-@dataclass(frozen=True)
-class _Type:
-    name: str
-    share: float
-    drift: float  # benchmark annual drift
-    vol: float  # benchmark annual volatility
-    te: tuple[float, float]  # fund tracking error range
-    fee: tuple[float, float]  # 총보수 (% a year) range
-    suffix: str
-    themes: tuple[str, ...]
-
-
-TYPES = (
-    _Type(
-        "국내주식형",
-        0.34,
-        0.06,
-        0.18,
-        (0.03, 0.08),
-        (0.6, 1.6),
-        "증권투자신탁[주식]",
-        ("코리아밸류", "성장주", "배당", "중소형", "코스피200인덱스", "리더스", "퀀트", "가치"),
-    ),
-    _Type(
-        "해외주식형",
-        0.20,
-        0.08,
-        0.15,
-        (0.03, 0.07),
-        (0.7, 1.8),
-        "증권자투자신탁[주식-재간접]",
-        ("글로벌성장", "미국S&P500", "차이나", "글로벌배당", "유럽", "아시아", "베트남", "인도"),
-    ),
-    _Type(
-        "채권형",
-        0.20,
-        0.03,
-        0.025,
-        (0.004, 0.012),
-        (0.15, 0.5),
-        "증권투자신탁[채권]",
-        ("국공채", "단기채", "우량회사채", "크레딧", "장기국채"),
-    ),
-    _Type(
-        "해외채권형",
-        0.10,
-        0.035,
-        0.05,
-        (0.008, 0.02),
-        (0.3, 0.8),
-        "증권자투자신탁[채권-재간접]",
-        ("글로벌채권", "미국채", "이머징채권", "하이일드"),
-    ),
-    _Type(
-        "혼합형",
-        0.16,
-        0.045,
-        0.09,
-        (0.015, 0.04),
-        (0.4, 1.2),
-        "증권투자신탁[주식혼합]",
-        ("밸런스", "자산배분", "인컴", "배당혼합", "멀티에셋"),
-    ),
-)
-SETTLE_INFO = ("adjusted", "distribution", "distribution_early", "rate", "none")
-"""How a settling fund's file describes its 결산 (cycled over the settling funds)."""
-CLASS_SUFFIXES = ("A", "A-e", "C", "C-e", "S", "P")
-KOREAN_COLUMNS = (
-    "기준일자",
-    "펀드코드",
-    "펀드명",
-    "운용회사",
-    "유형",
-    "기준가격",
-    "설정원본",
-    "순자산총액",
-    "총보수",
-)
-BROKEN = (
-    "duplicate_date",
-    "negative_nav",
-    "missing_nav_gap",
-    "unsorted_dates",
-    "short_history",
-    "tiny_fund",
-    "unrated_type",
-)
+from evaluator.domains.fund.data.sample_realism import break_rows, realistic_rows, settle, share_classes
+from evaluator.domains.fund.data.sample_spec import BROKEN, CLASS_SUFFIXES, COMPANIES, END_DATE, TYPES
 
 
 @dataclass(frozen=True)
@@ -185,6 +86,8 @@ def generate_sample(
     keeps for good) by a planted one: ``share`` of the funds with information ratio ``ir``, the rest
     none, with beta 1, one tracking error per 유형 and no fee drag, so nothing else persists; ``(0, 0)``
     is a no-skill universe.
+
+    Every step draws from one random stream in a fixed order, so the same seed gives the same universe.
     """
     if funds < 20 or years < 1:
         raise ValueError("the sample needs at least 20 funds and 1 year")
@@ -193,10 +96,56 @@ def generate_sample(
     end_ts = pd.Timestamp(end)
     dates = pd.bdate_range(end_ts - pd.DateOffset(years=years), end_ts)
     days = len(dates)
+    m = _returns(rng, funds, days, seed, skill)
+    families = share_classes(rng, m.fund_ret, m.kinds, m.fee, funds - len(BROKEN)) if realistic else {}
+    nav = _nav_paths(rng, m.fund_ret, families, years)
+    codes = [f"KR5{230100000 + 7919 * i:09d}"[:12] for i in range(funds)]
+    who = _identities(rng, codes, m.kinds, families)
+    broken = dict(zip(BROKEN, codes[-len(BROKEN) :], strict=True))
+    kinds_names = _plant_defects(
+        nav, who, m.kinds, {kind: codes.index(code) for kind, code in broken.items()}
+    )
+    true_levels = nav.copy()
+    extra: dict[str, np.ndarray] = {}
+    settling: dict[str, str] = {}
+    if realistic:
+        in_families = set(families) | {x for ms in families.values() for x in ms}
+        nav, extra, settle_idx = settle(rng, nav, set(codes.index(c) for c in broken.values()) | in_families)
+        settling = {codes[i]: how for i, how in settle_idx.items()}
+    rows = _long_rows(nav, dates, codes, who, kinds_names, m.fee, extra, realistic)
+    rows = break_rows(rows, broken, days)
+    if realistic:
+        rows = realistic_rows(rows, codes, dates, m.kinds, end_ts)
+    bench = pd.DataFrame({"기준일자": dates})
+    for k, t in enumerate(TYPES):
+        bench[t.name] = np.round(m.bench_levels[:, k], 4)
+    if not realistic:
+        return Sample(rows=rows, benchmark=bench, broken=broken)
+    return Sample(
+        rows=rows,
+        benchmark=bench,
+        broken=broken,
+        settling=settling,
+        families={codes[lead]: [codes[x] for x in [lead, *ms]] for lead, ms in families.items()},
+        true_levels=pd.DataFrame(true_levels, index=dates, columns=codes),
+    )
+
+
+@dataclass
+class _Market:
+    bench_levels: np.ndarray
+    kinds: np.ndarray
+    fee: np.ndarray
+    fund_ret: np.ndarray
+
+
+def _returns(
+    rng: np.random.Generator, funds: int, days: int, seed: int, skill: tuple[float, float] | None
+) -> _Market:
+    """Benchmark levels per 유형, and each fund's 유형, 총보수 and daily returns (beta, alpha, tracking error)."""
     bench_ret = _benchmarks(rng, days)
     bench_ret[0] = 0.0
     bench_levels = 1000.0 * np.cumprod(1 + bench_ret, axis=0)
-
     kinds = rng.choice(len(TYPES), size=funds, p=[t.share for t in TYPES])
     beta = np.clip(rng.normal(1.0, 0.12, funds), 0.6, 1.4)
     te = np.array([rng.uniform(*TYPES[k].te) for k in kinds])
@@ -208,9 +157,14 @@ def generate_sample(
     noise = rng.standard_normal((days, funds)) * (te / np.sqrt(252))
     fund_ret = alpha / 252 + beta * bench_ret[:, kinds] + noise
     fund_ret[0] = 0.0
-    families: dict[int, list[int]] = {}
-    if realistic:
-        families = _share_classes(rng, fund_ret, kinds, fee, funds - len(BROKEN))
+    return _Market(bench_levels, kinds, fee, fund_ret)
+
+
+def _nav_paths(
+    rng: np.random.Generator, fund_ret: np.ndarray, families: dict[int, list[int]], years: int
+) -> np.ndarray:
+    """NAVs from 1,000원; about a fifth of the funds start 3–5 years before the end (rated on 3 years only)."""
+    days, funds = fund_ret.shape
     nav = np.round(1000.0 * np.cumprod(1 + fund_ret, axis=0), 2)
     low, high = max(1, int(days * (1 - 5 / years)) + 5), int(days * (1 - 3 / years)) - 5
     young = (
@@ -222,8 +176,22 @@ def generate_sample(
     offset = np.take_along_axis(nav, start[None, :], axis=0)[0]
     nav = np.round(nav / offset * 1000.0, 2)
     nav[np.arange(days)[:, None] < start[None, :]] = np.nan
+    return nav
 
-    codes = [f"KR5{230100000 + 7919 * i:09d}"[:12] for i in range(funds)]
+
+@dataclass
+class _Identities:
+    company_idx: np.ndarray
+    names: list[str]
+    family_of: list[str]
+    set_amount: np.ndarray
+
+
+def _identities(
+    rng: np.random.Generator, codes: list[str], kinds: np.ndarray, families: dict[int, list[int]]
+) -> _Identities:
+    """운용회사, 펀드명 and 설정원본 per fund; a family's classes share the lead's company and name."""
+    funds = len(codes)
     company_idx = rng.integers(0, len(COMPANIES), funds)
     names = [
         f"{COMPANIES[c][:2]} {rng.choice(TYPES[k].themes)} {TYPES[k].suffix} {rng.choice(['A', 'C', 'C-e'])}"
@@ -236,181 +204,53 @@ def generate_sample(
             names[m], family_of[m] = f"{base} {CLASS_SUFFIXES[j]}", codes[lead]
             company_idx[m] = company_idx[lead]
     set_amount = np.round(np.exp(rng.normal(np.log(4e10), 1.0, funds)), -6)
-    broken = dict(zip(BROKEN, codes[-len(BROKEN) :], strict=True))
-    b = {kind: codes.index(code) for kind, code in broken.items()}
+    return _Identities(company_idx, names, family_of, set_amount)
+
+
+def _plant_defects(nav: np.ndarray, who: _Identities, kinds: np.ndarray, b: dict[str, int]) -> list[str]:
+    """The matrix-level defects (short history, tiny fund, unrated 유형, negative NAV), in place; returns the
+    유형 name per fund."""
+    days = nav.shape[0]
     nav[: days - 2 * 252, b["short_history"]] = np.nan  # two years only
-    set_amount[b["tiny_fund"]] = 2.0e9
+    who.set_amount[b["tiny_fund"]] = 2.0e9
     kinds_names = [TYPES[k].name for k in kinds]
     kinds_names[b["unrated_type"]] = "부동산형"
     nav[days // 2, b["negative_nav"]] = -nav[days // 2, b["negative_nav"]]
-    true_levels = nav.copy()
-    extra: dict[str, np.ndarray] = {}
-    settling: dict[str, str] = {}
-    if realistic:
-        nav, extra, settle_idx = _settle(
-            rng, nav, set(b.values()) | set(families) | {m for ms in families.values() for m in ms}
-        )
-        settling = {codes[i]: how for i, how in settle_idx.items()}
+    return kinds_names
 
-    f_idx, t_idx = np.nonzero(np.isfinite(nav).T)  # fund-major order, dates ascending within a fund
-    rows = pd.DataFrame(
+
+def _long_rows(
+    nav: np.ndarray,
+    dates: pd.DatetimeIndex,
+    codes: list[str],
+    who: _Identities,
+    kinds_names: list[str],
+    fee: np.ndarray,
+    extra: dict[str, np.ndarray],
+    realistic: bool,
+) -> pd.DataFrame:
+    """KOFIA-style long rows, fund-major, dates ascending within a fund."""
+    f_idx, t_idx = np.nonzero(np.isfinite(nav).T)
+    set_amount = who.set_amount
+    return pd.DataFrame(
         {
             "기준일자": dates[t_idx],
             "펀드코드": pd.Categorical.from_codes(f_idx, codes),
-            "펀드명": pd.Categorical(np.asarray(names, dtype=object)[f_idx]),
-            "운용회사": pd.Categorical.from_codes(company_idx[f_idx], COMPANIES),
+            "펀드명": pd.Categorical(np.asarray(who.names, dtype=object)[f_idx]),
+            "운용회사": pd.Categorical.from_codes(who.company_idx[f_idx], COMPANIES),
             "유형": pd.Categorical(np.asarray(kinds_names, dtype=object)[f_idx]),
             "기준가격": nav[t_idx, f_idx],
             "설정원본": set_amount[f_idx],
             "순자산총액": np.round(set_amount[f_idx] * nav[t_idx, f_idx] / 1000.0, -3),
             "총보수": fee[f_idx],
             **(
-                {"대표펀드코드": pd.Categorical(np.asarray(family_of, dtype=object)[f_idx])}
+                {"대표펀드코드": pd.Categorical(np.asarray(who.family_of, dtype=object)[f_idx])}
                 if realistic
                 else {}
             ),
             **{name: values[t_idx, f_idx] for name, values in extra.items()},
         }
     )
-    rows = _break_rows(rows, broken, days)
-    if realistic:
-        rows = _realistic_rows(rows, codes, dates, kinds, end_ts)
-    bench = pd.DataFrame({"기준일자": dates})
-    for k, t in enumerate(TYPES):
-        bench[t.name] = np.round(bench_levels[:, k], 4)
-    if not realistic:
-        return Sample(rows=rows, benchmark=bench, broken=broken)
-    return Sample(
-        rows=rows,
-        benchmark=bench,
-        broken=broken,
-        settling=settling,
-        families={codes[lead]: [codes[m] for m in [lead, *ms]] for lead, ms in families.items()},
-        true_levels=pd.DataFrame(true_levels, index=dates, columns=codes),
-    )
-
-
-def _share_classes(
-    rng: np.random.Generator, fund_ret: np.ndarray, kinds: np.ndarray, fee: np.ndarray, usable: int
-) -> dict[int, list[int]]:
-    """Turn some funds into classes of another's portfolio: same returns before fees, their own 총보수."""
-    families: dict[int, list[int]] = {}
-    order = rng.permutation(usable).tolist()
-    target = max(2, usable // 6)
-    used = 0
-    while order and used < target:
-        size = int(rng.integers(2, len(CLASS_SUFFIXES) + 1))
-        if len(order) < size:
-            break
-        lead, *members = (order.pop() for _ in range(size))
-        for k, m in enumerate(members):
-            kinds[m] = kinds[lead]
-            fee[m] = round(max(0.05, fee[lead] + (0.3 if k % 2 == 0 else -0.2) * (k + 1) / 2), 2)
-            fund_ret[1:, m] = fund_ret[1:, lead] + (fee[lead] - fee[m]) / 100.0 / 252
-        families[lead] = members
-        used += size
-    return families
-
-
-def _settle(
-    rng: np.random.Generator, levels: np.ndarray, skip: set[int]
-) -> tuple[np.ndarray, dict[str, np.ndarray], dict[int, str]]:
-    """Yearly 결산 for about a third of the funds: pay out the gain above 1,000, so 기준가격 resets.
-
-    ``levels`` are the true total-return levels (what the metrics must see). The paid NAV follows
-    ``NAV_t = NAV_{t−1}·(1 + r_t) − D_t``, so ``(NAV_t + D_t) / NAV_{t−1} − 1`` is exactly the true return.
-    """
-    funds = levels.shape[1]
-    nav = levels.copy()
-    adjusted = np.full_like(levels, np.nan)
-    dist = np.full_like(levels, np.nan)
-    rate = np.full_like(levels, np.nan)
-    pool = [i for i in range(funds) if i not in skip]
-    chosen = rng.permutation(pool)[: max(len(SETTLE_INFO), len(pool) // 3)].tolist()
-    how: dict[int, str] = {}
-    for n, i in enumerate(chosen):
-        kind = SETTLE_INFO[n % len(SETTLE_INFO)]
-        alive = np.flatnonzero(np.isfinite(levels[:, i]))
-        if alive.size < 300:
-            continue
-        r = levels[alive[1:], i] / levels[alive[:-1], i] - 1.0
-        x = nav[alive, i]
-        d = np.zeros(alive.size)
-        first = int(rng.integers(120, 252))
-        paid = False
-        for t in range(1, alive.size):
-            x[t] = x[t - 1] * (1.0 + r[t - 1])
-            if t >= first and (t - first) % 252 == 0 and x[t - 1] > 1010.0:
-                d[t] = round(x[t - 1] - 1000.0, 2)
-                x[t] -= d[t]
-                paid = True
-            x[t] = round(x[t], 2)
-        if not paid:
-            continue
-        how[i] = kind
-        nav[alive, i] = x
-        events = np.flatnonzero(d > 0)
-        if kind == "adjusted":
-            adjusted[alive, i] = np.round(levels[alive, i], 2)
-        elif kind in ("distribution", "distribution_early"):
-            rows = events - 1 if kind == "distribution_early" else events
-            dist[alive, i] = 0.0
-            dist[alive[rows], i] = d[events]
-        elif kind == "rate":
-            rate[alive, i] = 0.0
-            rate[alive[events], i] = np.round(d[events] / x[events - 1] * 100.0, 6)
-    return nav, {"수정기준가격": adjusted, "분배금": dist, "분배율": rate}, how
-
-
-def _realistic_rows(
-    rows: pd.DataFrame, codes: list[str], dates: pd.DatetimeIndex, kinds: np.ndarray, end: pd.Timestamp
-) -> pd.DataFrame:
-    """An MMF priced on every calendar day, and one fund's last 50 rows repeated (overlapping downloads)."""
-    days = pd.date_range(dates[0], end, freq="D")
-    mmf = pd.DataFrame(
-        {
-            "기준일자": days,
-            "펀드코드": "KR5MMF000001",
-            "펀드명": "가람 스마트 MMF",
-            "운용회사": COMPANIES[0],
-            "유형": "MMF",
-            "기준가격": np.round(1000.0 * (1 + 0.03 / 365) ** np.arange(len(days)), 2),
-            "설정원본": 5e11,
-            "순자산총액": 5e11,
-            "총보수": 0.1,
-            "대표펀드코드": "KR5MMF000001",
-        }
-    )
-    repeated = rows.loc[rows["펀드코드"] == codes[0]].tail(50)
-    out = pd.concat(
-        [
-            rows.astype({c: object for c in rows.columns if isinstance(rows[c].dtype, pd.CategoricalDtype)}),
-            mmf,
-            repeated,
-        ],
-        ignore_index=True,
-    )
-    return out
-
-
-def _break_rows(rows: pd.DataFrame, broken: dict[str, str], days: int) -> pd.DataFrame:
-    """Row-level defects a NAV matrix cannot show: a duplicated date with another NAV, a blank-NAV gap,
-    rows out of order."""
-    code = rows["펀드코드"]
-    own = rows.index[code == broken["duplicate_date"]]
-    dup = own[days // 3 if days // 3 < len(own) else len(own) // 3]  # a young fund: within its own rows
-    twin = rows.loc[[dup]].copy()
-    twin["기준가격"] = twin["기준가격"] + 1.0
-    rows = pd.concat([rows.loc[:dup], twin, rows.loc[dup + 1 :]], ignore_index=True)
-    own = rows.index[rows["펀드코드"] == broken["missing_nav_gap"]]
-    half = days // 2 if days // 2 + 15 <= len(own) else len(own) // 2
-    gap = own[half : half + 15]
-    rows.loc[gap, "기준가격"] = np.nan
-    own = rows.index[rows["펀드코드"] == broken["unsorted_dates"]]
-    quarter = days // 4 if days // 4 + 2 <= len(own) else len(own) // 4
-    swap = own[quarter : quarter + 2]
-    rows.loc[[swap[0], swap[1]]] = rows.loc[[swap[1], swap[0]]].to_numpy()
-    return rows.reset_index(drop=True)
 
 
 def sample_universe(

@@ -20,6 +20,7 @@ from evaluator.domains.fund.data.readers import (
     read_table,
     rename_known,
 )
+from evaluator.domains.fund.data.rows import day_text
 
 OHLCV = (
     "대비",
@@ -38,10 +39,6 @@ OHLCV = (
 CLOSE = ("종가", "close", "close_price", "closing_price")
 
 
-def _day(ts: Any) -> str:
-    return pd.Timestamp(ts).strftime("%Y-%m-%d")
-
-
 def series_from_frame(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     """A date column plus numeric value columns → a date-indexed float table (strict: any bad cell is an error)."""
     frame = rename_known(frame)
@@ -56,7 +53,7 @@ def series_from_frame(frame: pd.DataFrame, what: str) -> pd.DataFrame:
         row = int(np.flatnonzero(dates.isna().to_numpy())[0])
         raise DataError(f"{what}: unreadable date {frame['date'].iloc[row]!r} at line {row + 2}")
     if dates.duplicated().any():
-        raise DataError(f"{what}: date {_day(dates[dates.duplicated()].iloc[0])} appears more than once")
+        raise DataError(f"{what}: date {day_text(dates[dates.duplicated()].iloc[0])} appears more than once")
     if not dates.is_monotonic_increasing:  # exchanges list the newest date first
         order = np.argsort(dates.to_numpy(), kind="stable")
         frame, dates = frame.iloc[order].reset_index(drop=True), dates.iloc[order].reset_index(drop=True)

@@ -7,6 +7,7 @@ graded on raw 기준가격 would look like it lost money every year.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ def evaluate_loaded(
     universe: Universe,
     rubric: Mapping[str, Any] | None = None,
     *,
-    as_of: Any = None,
+    as_of: dt.date | None = None,
     allow_unadjusted: bool = False,
     outliers: str = "error",
     known_metrics: KnownMetrics | None = None,

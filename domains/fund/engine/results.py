@@ -6,6 +6,7 @@ them without numpy. :func:`package_results` turns the engine's per-fund arrays i
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,7 @@ class FundResult:
     status: str
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
-    as_of: str
+    as_of: dt.date
     first_date: str | None
     history_years: float | None
     metrics: dict[str, dict[str, float | None] | None]
@@ -61,7 +62,7 @@ class FundResult:
 class Evaluation:
     """A whole batch: the results, the peer context per 유형, and what the run used."""
 
-    as_of: str
+    as_of: dt.date
     rubric: dict[str, Any]
     funds: list[FundResult]
     peers: dict[str, dict[str, Any]]
@@ -106,31 +107,32 @@ def _nullable(values: np.ndarray) -> list[float | None]:
     return out
 
 
-def package_results(
-    codes: list[str],
-    names: np.ndarray,
-    companies: np.ndarray,
-    types: np.ndarray,
-    flags: FundFlags,
-    eligible: np.ndarray,
-    metrics: Mapping[str, Mapping[str, np.ndarray]],
-    rule_weights: np.ndarray,
-    period_names: list[str],
-    scores: Any,
-    qualitative: Mapping[str, np.ndarray],
-    history: np.ndarray,
-    first: np.ndarray,
-    has_any: np.ndarray,
-    dates: pd.DatetimeIndex,
-    labels: Mapping[int, str],
-    as_of: str,
-    extra: ClassInfo | None = None,
-) -> list[FundResult]:
-    """Package the arrays per fund (plain Python values; this loop does no arithmetic).
+@dataclass(frozen=True)
+class BatchArrays:
+    """The engine's per-fund arrays for one batch, in engine fund order: what :func:`package_results` reads."""
 
-    Every per-fund value is read from a Python list made once per array (``tolist``), never by indexing
-    numpy arrays inside the loop: at 15,000 funds that indexing cost as much as the metrics.
-    """
+    codes: list[str]
+    names: np.ndarray
+    companies: np.ndarray
+    types: np.ndarray
+    flags: FundFlags
+    eligible: np.ndarray
+    metrics: Mapping[str, Mapping[str, np.ndarray]]
+    rule_weights: np.ndarray
+    """Funds × periods (in ``PERIODS`` order): the period weights each fund's history earned."""
+    scores: Any
+    qualitative: Mapping[str, np.ndarray]
+    history: np.ndarray
+    first: np.ndarray
+    has_any: np.ndarray
+    dates: pd.DatetimeIndex
+    labels: Mapping[int, str]
+    as_of: dt.date
+    extra: ClassInfo = field(default_factory=ClassInfo)
+
+
+def _metric_rows(metrics: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, list[dict[str, float | None] | None]]:
+    """Per period, each fund's metrics as a dict (None where the fund has no value in that window)."""
     names_list = list(METRICS)
     rows: dict[str, list[dict[str, float | None] | None]] = {}
     for p in PERIODS:
@@ -142,78 +144,96 @@ def package_results(
             dict(zip(names_list, v, strict=True)) if h else None
             for v, h in zip(values, has_values, strict=True)
         ]
-    periods = [p for p in PERIODS if p in rows]
-    criteria = {c: _nullable(v) for c, v in scores.criteria.items()}
-    quantitative, final, top = (
-        _nullable(scores.quantitative),
-        _nullable(scores.score),
-        _nullable(scores.peer_percentile),
-    )
-    qual_lists = {
-        k: _nullable(np.where(np.isfinite(v), np.asarray(v, dtype=float), np.nan))
-        for k, v in qualitative.items()
+    return rows
+
+
+def _columns(a: BatchArrays) -> dict[str, Any]:
+    """Every per-fund array as a Python list, made once (the per-fund loop only reads lists)."""
+    n, extra = len(a.codes), a.extra
+    day = np.asarray(a.dates.strftime("%Y-%m-%d"), dtype=object)
+    return {
+        "criteria": {c: _nullable(v) for c, v in a.scores.criteria.items()},
+        "quantitative": _nullable(a.scores.quantitative),
+        "final": _nullable(a.scores.score),
+        "top": _nullable(a.scores.peer_percentile),
+        "qual": {
+            k: _nullable(np.where(np.isfinite(v), np.asarray(v, dtype=float), np.nan))
+            for k, v in a.qualitative.items()
+        },
+        "first_day": [day[f] if h else None for f, h in zip(a.first.tolist(), a.has_any.tolist(), strict=True)],
+        "years": _nullable(np.round(a.history, 2)),
+        "families": extra.families.tolist() if extra.families is not None else [None] * n,
+        "basis": extra.basis.tolist() if extra.basis is not None else ["raw"] * n,
+        "classes": _class_column(extra, a.eligible),
+        "amounts": _nullable(extra.amounts) if extra.amounts is not None else [None] * n,
+        "eligible": np.asarray(a.eligible, dtype=bool).tolist(),
+        "weights": a.rule_weights.tolist(),
+        "grades": np.asarray(a.scores.grade).tolist(),
+        "peer_sizes": np.asarray(a.scores.peer_size).tolist(),
+        "young": extra.provisional.tolist() if extra.provisional is not None else [False] * n,
     }
-    day = np.asarray(dates.strftime("%Y-%m-%d"), dtype=object)
-    first_day = [day[f] if h else None for f, h in zip(first.tolist(), has_any.tolist(), strict=True)]
-    years = _nullable(np.round(history, 2))
-    extra = extra or ClassInfo()
-    families = extra.families.tolist() if extra.families is not None else [None] * len(codes)
-    basis = extra.basis.tolist() if extra.basis is not None else ["raw"] * len(codes)
-    classes = _class_column(extra, eligible)
-    amounts = _nullable(extra.amounts) if extra.amounts is not None else [None] * len(codes)
-    is_eligible = np.asarray(eligible, dtype=bool).tolist()
-    weight_rows = rule_weights.tolist()
-    grades = np.asarray(scores.grade).tolist()
-    peer_sizes = np.asarray(scores.peer_size).tolist()
-    young = extra.provisional.tolist() if extra.provisional is not None else [False] * len(codes)
-    own = extra.criteria_of
+
+
+def package_results(a: BatchArrays) -> list[FundResult]:
+    """Package the arrays per fund (plain Python values; this loop does no arithmetic).
+
+    Every per-fund value is read from a Python list made once per array (``tolist``), never by indexing
+    numpy arrays inside the loop: at 15,000 funds that indexing cost as much as the metrics.
+    """
+    rows = _metric_rows(a.metrics)
+    periods = [p for p in PERIODS if p in rows]
+    col = _columns(a)
+    flags, extra, own = a.flags, a.extra, a.extra.criteria_of
     weight_dicts: dict[tuple[float, ...], dict[str, float]] = {}
     out: list[FundResult] = []
-    for i, code in enumerate(codes):
-        status = ERROR if i in flags.errors else (OK if is_eligible[i] else NOT_RATED)
+    for i, code in enumerate(a.codes):
+        status = ERROR if i in flags.errors else (OK if col["eligible"][i] else NOT_RATED)
         rated = status == OK
         per_period: dict[str, dict[str, float | None] | None] = dict.fromkeys(PERIODS)
         if status != ERROR:
             for p in periods:
                 per_period[p] = rows[p][i]
-        key = tuple(weight_rows[i])
+        key = tuple(col["weights"][i])
         if key not in weight_dicts:
-            weight_dicts[key] = {p: float(w) for p, w in zip(period_names, key, strict=True) if w > 0}
-        qual = {k: v[i] for k, v in qual_lists.items() if v[i] is not None} if rated else None
-        grade = int(grades[i]) if rated else None
-        label = (extra.provisional_labels if young[i] else labels).get(grade) if grade is not None else None
-        applied = own.get(types[i]) if own else None
+            weight_dicts[key] = {p: float(w) for p, w in zip(PERIODS, key, strict=True) if w > 0}
+        qual = {k: v[i] for k, v in col["qual"].items() if v[i] is not None} if rated else None
+        grade = int(col["grades"][i]) if rated else None
+        young = col["young"][i]
+        label = (extra.provisional_labels if young else a.labels).get(grade) if grade is not None else None
+        applied = own.get(a.types[i]) if own else None
         out.append(
             FundResult(
                 fund_code=code,
-                fund_name=names[i],
-                company=companies[i],
-                type=types[i],
+                fund_name=a.names[i],
+                company=a.companies[i],
+                type=a.types[i],
                 status=status,
                 errors=tuple(flags.errors.get(i, ()))
                 + (() if status == ERROR else tuple(flags.not_rated.get(i, ()))),
                 warnings=tuple(flags.warnings.get(i, ())),
-                as_of=as_of,
-                first_date=first_day[i],
-                history_years=years[i],
+                as_of=a.as_of,
+                first_date=col["first_day"][i],
+                history_years=col["years"][i],
                 metrics=per_period,
                 period_weights=dict(weight_dicts[key]) if rated else {},
                 criterion_scores={
-                    c: (v[i] if rated else None) for c, v in criteria.items() if applied is None or c in applied
+                    c: (v[i] if rated else None)
+                    for c, v in col["criteria"].items()
+                    if applied is None or c in applied
                 },
                 qualitative_scores=qual or None,
-                quantitative_score=quantitative[i] if rated else None,
-                score=final[i] if rated else None,
-                peer_group_size=int(peer_sizes[i]) if rated else None,
-                peer_percentile=top[i] if rated else None,
+                quantitative_score=col["quantitative"][i] if rated else None,
+                score=col["final"][i] if rated else None,
+                peer_group_size=int(col["peer_sizes"][i]) if rated else None,
+                peer_percentile=col["top"][i] if rated else None,
                 grade=grade,
                 grade_label=label,
                 reason_codes=_reason_codes(extra.codes.get(i, ()), status),
-                return_basis=basis[i],
-                portfolio_code=families[i],
-                portfolio_classes=classes[i],
-                provisional=bool(young[i]) and rated,
-                set_amount_krw=amounts[i],
+                return_basis=col["basis"][i],
+                portfolio_code=col["families"][i],
+                portfolio_classes=col["classes"][i],
+                provisional=bool(young) and rated,
+                set_amount_krw=col["amounts"][i],
             )
         )
     return out

@@ -1,7 +1,7 @@
 """Pictures of a grade backtest (``backtest.json``): excess by grade with CIs, IC over time, migration.
 
 Pure drawing on plain matplotlib ``Figure`` objects (no pyplot state); the caller picks the font and
-writes the PNGs (``methodology.plotting.style`` / ``save_png``, the Hangul font every plot uses).
+writes the PNGs (``core.plotting.style`` / ``save_png``, the Hangul font every plot uses).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from evaluator.core.plotting import NothingToPlotError, Plan, save_png, style
+from evaluator.domains.fund.history.backtest import GRADES
 
-GRADES = ("1", "2", "3", "4", "5")
 PNG_NAMES = {
     "excess": "backtest_excess_by_grade.png",
     "ic": "backtest_ic.png",

@@ -26,17 +26,9 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.engine import inputs
 from evaluator.domains.fund.engine.calendar import FILL_LIMIT, market_calendar, sample
 from evaluator.domains.fund.engine.checks import MAX_GAP_DAYS, FundFlags, check_matrix
-from evaluator.domains.fund.engine.engine import (
-    _rf_series,
-    benchmark_matrix,
-    benchmark_order,
-    clean_meta_text,
-    meta_column,
-    numeric_array,
-    qualitative_scores,
-)
 from evaluator.domains.fund.engine.metrics import window_start_row
 from evaluator.domains.fund.engine.outliers import find_outliers, visible
 from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
@@ -89,43 +81,48 @@ class CrossDate:
         dates: Sequence[pd.Timestamp] | None = None,
         outliers: str = "error",
     ):
-        navs, benchmark = universe.navs, universe.benchmark
         self.rubric, self.allow = rubric, allow_unadjusted
+        self._meta(universe)
+        self._levels(universe, dates)
+        self._market(universe)
+        self.outlier_mode = outliers
+        self.outliers = find_outliers(self.levels, self.groups, self.bench_levels, self.bench_of_fund)
+        self._reset_screen()
+        self._eligibility_rules()
+
+    # ---- one-time pieces ------------------------------------------------------------------------
+    def _meta(self, universe: Universe) -> None:
+        """Fund codes in engine order, and what META says per fund (as the single-date engine reads it)."""
         issues = universe.issues or {}
-        codes = [str(c) for c in navs.columns]
-        codes += [str(c) for c in issues if str(c) not in set(codes)]
-        meta = universe.meta if universe.meta is not None else pd.DataFrame(index=pd.Index([]))
-        meta = meta.copy()
-        meta.index = meta.index.astype(str)
-        meta = meta[~meta.index.duplicated(keep="last")]
+        codes = inputs.fund_codes(universe.navs, issues)
+        meta = inputs.meta_by_code(universe.meta)
         self.input_codes = codes
-        self.codes = benchmark_order(codes, meta, benchmark)
+        self.codes = inputs.benchmark_order(codes, meta, universe.benchmark)
         where = {c: i for i, c in enumerate(self.codes)}
         self.to_input = np.array([where[c] for c in codes])
-        n = len(self.codes)
-        self.types = clean_meta_text(meta_column(meta, self.codes, "type"))
+        self.types = inputs.clean_meta_text(inputs.meta_column(meta, self.codes, "type"))
         self.groups = np.array([t if t is not None else "" for t in self.types], dtype=object)
         flags = FundFlags()
         for code, reasons in issues.items():
             if reasons:
                 flags.error(where[str(code)], str(reasons[0]))
-        self.qualitative = qualitative_scores(dict(rubric), meta, self.codes, flags)
-        self.static_error = np.zeros(n, dtype=bool)
+        self.qualitative = inputs.qualitative_scores(dict(self.rubric), meta, self.codes, flags)
+        self.static_error = np.zeros(len(self.codes), dtype=bool)
         self.static_error[list(flags.errors)] = True
-        amounts = numeric_array(meta_column(meta, self.codes, "set_amount"))
-        self.amounts = np.where(
-            np.isfinite(amounts), amounts, numeric_array(meta_column(meta, self.codes, "net_assets"))
-        )
+        self.amounts = inputs.set_amounts(meta, self.codes)
         self.families = family_codes(meta, self.codes)
 
-        frame = navs.copy(deep=False)
+    def _levels(self, universe: Universe, dates: Sequence[pd.Timestamp] | None) -> None:
+        """Total-return levels from the whole file, sampled onto its calendar, and where each fund's
+        first hole, non-positive level and calendar gap fall (what each date's checks read)."""
+        frame = universe.navs.copy(deep=False)
         frame.columns = [str(c) for c in frame.columns]
         self.navs = frame
         self.nav_dates = pd.DatetimeIndex(frame.index)
         self.raw = fund_matrix(frame, self.codes)  # row-major, as the engine builds it
         self.calendar_file = universe.calendar
         self.adjustments = universe.adjustments
-        self.benchmark = benchmark
+        self.benchmark = universe.benchmark
         self.cal, _ = self._calendar(len(self.nav_dates) - 1)
         self.ends = (
             None
@@ -138,7 +135,7 @@ class CrossDate:
         lv = built.levels
         adjusted = self.source == "adjusted"
         with np.errstate(invalid="ignore"):
-            none = np.full(n, len(self.nav_dates))
+            none = np.full(len(self.codes), len(self.nav_dates))
             self.first_missing_adj = (
                 _first_true(np.isfinite(self.raw) & ~np.isfinite(lv) & adjusted) if adjusted.any() else none
             )
@@ -162,8 +159,11 @@ class CrossDate:
         nxt = np.searchsorted(gap_rows, self.first, side="right")  # the first calendar gap after the start
         padded = np.r_[gap_rows, len(self.cal)]
         self.next_gap = padded[nxt]
-        self.rf = _rf_series(universe.risk_free, self.cal)
-        bench_levels, bench_of_fund, _ = benchmark_matrix(benchmark, self.cal, self.types, FundFlags())
+
+    def _market(self, universe: Universe) -> None:
+        """Risk-free rates and benchmark levels (and returns) on the whole file's calendar."""
+        self.rf = inputs.risk_free_rates(universe.risk_free, self.cal)
+        bench_levels, bench_of_fund, _ = inputs.benchmark_matrix(self.benchmark, self.cal, self.types, FundFlags())
         self.bench_levels, self.bench_of_fund = bench_levels, bench_of_fund
         self.bench_returns = None
         if bench_levels is not None and bench_of_fund is not None:
@@ -172,12 +172,7 @@ class CrossDate:
                 b[1:] = bench_levels[1:] / bench_levels[:-1] - 1.0
             self.bench_returns = b
         self.no_bench_raw = np.zeros(len(self.codes), dtype=bool)
-        self.outlier_mode = outliers
-        self.outliers = find_outliers(self.levels, self.groups, bench_levels, bench_of_fund)
-        self._reset_screen()
-        self._eligibility_rules()
 
-    # ---- one-time pieces ------------------------------------------------------------------------
     def _calendar(self, k: int) -> tuple[pd.DatetimeIndex, str]:
         dates = self.nav_dates[: k + 1]
         cal, rule = market_calendar(self.raw[: k + 1], dates, self.calendar_file)

@@ -89,7 +89,7 @@ def history_row(fund: FundResult, rubric_version: str) -> dict[str, Any]:
     """One fund × as-of row of the history table."""
     row: dict[str, Any] = {
         "fund_code": fund.fund_code,
-        "as_of": fund.as_of,
+        "as_of": fund.as_of.isoformat(),
         "status": fund.status,
         "grade": fund.grade,
         "score": fund.score,

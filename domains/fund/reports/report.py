@@ -127,7 +127,7 @@ def build_report(result: FundResult, rubric: Mapping[str, Any]) -> dict[str, Any
         "portfolio_code": result.portfolio_code,
         "portfolio_classes": result.portfolio_classes,
         "set_amount_krw": result.set_amount_krw,
-        "as_of": result.as_of,
+        "as_of": result.as_of.isoformat(),
         "first_date": result.first_date,
         "history_years": result.history_years,
         "metrics": {p: result.metrics.get(p) for p in PERIODS},
@@ -232,7 +232,7 @@ def build_summary(
     provisional = sum(f.status == OK and f.provisional for f in evaluation.funds)
     return {
         "schema_version": 1,
-        "as_of": evaluation.as_of,
+        "as_of": evaluation.as_of.isoformat(),
         "rubric": evaluation.inputs.get(
             "rubric", {"name": evaluation.rubric["name"], "version": evaluation.rubric["version"]}
         ),

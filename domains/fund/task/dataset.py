@@ -85,10 +85,8 @@ def _int_option(source: Source, name: str, default: int) -> int:
 
 def load_evaluation(source: Source) -> Evaluation:
     """Run the engine on the source's universe (DataError/RubricError become PackError)."""
-    import pandas as pd
-
     from evaluator.domains.fund.data.loaders import load_universe
-    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.data.readers import DataError, parse_as_of
     from evaluator.domains.fund.data.sample import sample_universe
     from evaluator.domains.fund.engine.evaluate import evaluate_loaded
     from evaluator.domains.fund.rubric import resolve_rubric
@@ -115,12 +113,13 @@ def load_evaluation(source: Source) -> Evaluation:
                 type_column=source.option("type_column"),
             )
         as_of = source.option("as_of")
+        day = parse_as_of(as_of, "as_of") if as_of else None
         # The same path as `fund evaluate`: adjustment columns and the market calendar are applied, so a
         # settling fund is graded on total returns here too, not marked unadjusted.
         return evaluate_loaded(
             universe,
             rubric,
-            as_of=pd.Timestamp(as_of) if as_of else None,
+            as_of=day,
             outliers=source.option("outliers", "error") or "error",
         )
     except (DataError, RubricError, ValueError) as exc:

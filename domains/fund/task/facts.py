@@ -185,7 +185,7 @@ def fund_facts(
         "fund_name": fund.fund_name,
         "company": fund.company,
         "type": fund.type,
-        "as_of": fund.as_of,
+        "as_of": fund.as_of.isoformat(),
         "history_years": fund.history_years,
         "grade": int(fund.grade),
         "grade_label": fund.grade_label,
