@@ -7,6 +7,7 @@ every resource from the server itself, screenshots saved ($EVALUATOR_SCREENSHOTS
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,11 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         legend = browser.find_elements(By.CSS_SELECTOR, "#chart-nav .legendtext")
         assert [e.text for e in legend] == ["펀드 (수정기준가, 총수익 기준)", "벤치마크"]
         assert browser.find_element(By.CSS_SELECTOR, "#chart-nav .ytitle").text == "지수 (시작일 = 100)"
+        ticks = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#chart-nav .xtick text")]
+        assert ticks and all(re.fullmatch(r"\d{4}-\d{2}", t) for t in ticks), ticks  # no English month names
+        history_ticks = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#chart-history .xtick text")]
+        assert history_ticks and len(set(history_ticks)) == len(history_ticks), history_ticks
+        assert all(re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", t) for t in history_ticks), history_ticks
         _all_from(browser, base)
         browser.execute_script("document.getElementById('chart-nav').scrollIntoView()")
         browser.save_screenshot(str(shots / "client-fund-nav.png"))

@@ -6,6 +6,16 @@ from typing import Any
 
 # Axis titles are {"text": …}: plotly.js 3+ (the package ships 4.x) ignores a bare string there.
 FONT = {"family": "NanumGothic, sans-serif", "size": 13}
+DATE_AXIS = {
+    "type": "date",
+    "hoverformat": "%Y-%m-%d",
+    "tickformatstops": [
+        {"dtickrange": [None, 27 * 86_400_000], "value": "%Y-%m-%d"},  # ticks closer than a month
+        {"dtickrange": ["M1", None], "value": "%Y-%m"},
+    ],
+}
+"""Dates as numbers: plotly.js's default month names are English ("Jul 2020") and it ships no Korean locale;
+days appear only when ticks are closer than a month, so two ticks never read the same."""
 GRADE_COLORS = ["#1b7837", "#7fbf7b", "#bdbdbd", "#f4a582", "#b2182b"]
 
 
@@ -33,7 +43,7 @@ def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
             {"type": "scatter", "mode": "lines+markers", "name": "등급", "yaxis": "y2",
              "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated]},
         ],
-        "layout": _layout(yaxis={"title": {"text": "점수"}, "range": [0, 100]},
+        "layout": _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "점수"}, "range": [0, 100]},
                           yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right", "dtick": 1,
                                   "range": [5.5, 0.5]}),
     }
@@ -65,7 +75,7 @@ def nav_chart(series: dict[str, Any]) -> dict[str, Any]:
     if series.get("benchmark") is not None:
         traces.append({"type": "scatter", "mode": "lines", "name": NAV_BENCHMARK_LABEL, "x": series["dates"],
                        "y": series["benchmark"], "line": {"color": "#888", "width": 1.5, "dash": "dot"}})
-    layout = _layout(yaxis={"title": {"text": "지수 (시작일 = 100)"}}, hovermode="x unified",
+    layout = _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "지수 (시작일 = 100)"}}, hovermode="x unified",
                      legend={"orientation": "h", "y": -0.2})
     layout["margin"] = {**layout["margin"], "l": 70}  # room for the axis title beside the tick labels
     return {"data": traces, "layout": layout}
