@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -94,6 +94,17 @@ def wait_for_server(base: str, server: subprocess.Popen, log: Path, seconds: flo
         if time.monotonic() > deadline or server.poll() is not None:
             raise SystemExit("server did not start: " + log.read_text(errors="replace")[-2000:])
         time.sleep(0.5)
+
+
+def stop_server(server: subprocess.Popen, log: IO[Any]) -> None:
+    """Terminate the server (kill it after 30 s) and close its log, so the log can be read whole."""
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -200,12 +211,7 @@ def main() -> None:
             line32 = run_load(base, 32, args.seconds, keys, admin)
             line8 = run_load(base, 8, args.seconds, keys, admin)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            log.close()
+            stop_server(server, log)
         logged = (root / "server.log").read_text(errors="replace")
         leaked = any(k in logged for k, _ in keys) or admin in logged
         print(f"server: workers={args.workers} log_lines={logged.count('evaluator.api')} raw_key_in_log={leaked}")

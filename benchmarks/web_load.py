@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service_load import TYPES, build_folder, cli, free_port, wait_for_server
+from service_load import TYPES, build_folder, cli, free_port, stop_server, wait_for_server
 
 MIX = (("overview", 0.2), ("list", 0.4), ("fund", 0.4))
 MAX_EXTRA_S = 1800  # the load goes on until the job ends, but not forever
@@ -278,12 +278,7 @@ def main() -> None:
                     httpx.get(base + path, timeout=60)
             job, line = run(base, admin, files, clients, args.seconds)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            log.close()
+            stop_server(server, log)
         logged = (root / "server.log").read_text(errors="replace")
         leaked = any(k in logged for k, _ in [*clients, (admin, [])])
         print(f"server: workers={args.workers} tracebacks={logged.count('Traceback')} raw_key_in_log={leaked}")
