@@ -4,8 +4,8 @@
 Every field becomes ``--field-name`` with the field's own help text, plus the older names its metadata keeps
 as aliases (``--per-device-batch``, ``--lr`` …), so no user command breaks. Every run-config flag defaults to None: a YAML
 config (``--config``) is overridden only by what was typed, and the declaration's defaults fill the rest.
-Structured fields take text: a list is comma-separated, ``reward_weights`` is ``NAME=WEIGHT`` (repeatable), and
-``judge`` is YAML/JSON text or a file holding it.
+Structured fields take text: a list is comma-separated, ``reward_weights`` is ``NAME=WEIGHT`` (repeatable),
+``trl`` is ``KEY=VALUE`` (repeatable, merged over the YAML's ``trl:``), and ``judge`` is YAML/JSON text or a file.
 
 Typer reads a command's parameters from its signature, so the command function here gets a generated
 ``__signature__``; the values come back as keyword arguments and are turned into config overrides.
@@ -21,7 +21,7 @@ from typing import Any
 
 import typer
 
-from evaluator.training.config import ConfigError, TrainConfig, field_kinds
+from evaluator.training.config import ConfigError, TrainConfig, field_kinds, help_text
 
 CONFIG_PARAM = "config"
 
@@ -36,10 +36,12 @@ def _option(f: dataclasses.Field, hint: Any) -> tuple[Any, Any]:
     """(annotation, typer.Option) for one field."""
     kinds, _ = field_kinds(hint)
     names = flag_names(f)
-    text = f.metadata.get("help", "")
+    text = help_text(f, with_trl=_asks_help())
     cli = f.metadata.get("cli")
     if cli == "weights":
         return list[str] | None, typer.Option(None, *names, help=text + " NAME=WEIGHT, repeatable.")
+    if cli == "pairs":
+        return list[str] | None, typer.Option(None, *names, help=text)
     if cli in ("list", "mapping") or list in kinds or dict in kinds:
         return str | None, typer.Option(None, *names, help=text)
     if bool in kinds:
@@ -51,6 +53,32 @@ def _option(f: dataclasses.Field, hint: Any) -> tuple[Any, Any]:
     if float in kinds:
         return float | None, typer.Option(None, *names, help=text)
     return str | None, typer.Option(None, *names, help=text)
+
+
+def _asks_help() -> bool:
+    """The command line asks for help: only then are TRL's allowed values (seconds to import) put in it."""
+    import sys
+
+    return any(a in ("--help", "-h") for a in sys.argv[1:])
+
+
+def parse_pairs(flag: str, items: Iterable[str] | None) -> dict[str, Any] | None:
+    """``["num_iterations=2", "top_k=50"]`` → ``{"num_iterations": 2, "top_k": 50}`` (each value read as YAML:
+    ``true``, ``2``, ``[0.2, 0.3]``, ``{a: 1}``; the TRL class then checks it)."""
+    import yaml
+
+    if not items:
+        return None
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} expects KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = text
+    return out
 
 
 def parse_weights(items: Iterable[str] | None) -> dict[str, float] | None:
@@ -98,6 +126,8 @@ def overrides_from_flags(cls: type[TrainConfig], values: dict[str, Any]) -> dict
         cli = f.metadata.get("cli")
         if cli == "weights":
             value = parse_weights(value)
+        elif cli == "pairs":
+            value = parse_pairs(flag_names(f)[0], value)
         elif cli == "mapping" or dict in kinds:
             value = parse_mapping(flag_names(f)[0], value)
         elif list in kinds:

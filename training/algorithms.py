@@ -38,11 +38,13 @@ def mapped_fields(cfg: TrainConfig) -> dict[str, Any]:
     return {k: v for k, v in trl_kwargs(cfg, config_cls, cfg.algorithm).items() if k in rollout.values()}
 
 
-def trl_args(cfg: TrainConfig, common: dict[str, Any], weights: list[float], extra: dict[str, Any]) -> Any:
+def trl_args(cfg: TrainConfig, common: dict[str, Any], weights: list[float] | None, extra: dict[str, Any]) -> Any:
     """The TRL config of ``cfg.algorithm``: the declared fields + ``common`` (what the run derives) + ``extra``."""
     config_cls, _ = trl_classes(cfg.algorithm)
     return config_cls(
-        **{**trl_kwargs(cfg, config_cls, cfg.algorithm), **common}, reward_weights=weights, log_completions=False, **extra
+        **{**trl_kwargs(cfg, config_cls, cfg.algorithm), **common, **extra},
+        reward_weights=weights,
+        log_completions=False,
     )
 
 

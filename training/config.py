@@ -22,8 +22,9 @@ from evaluator.domains.registry import DEFAULT_DOMAIN
 
 def _f(default: Any, help: str, *flags: str, cli: str | None = None, trl: str | bool = False) -> Any:
     """A config field: its default, help text, older flag names kept as aliases, how its flag text is read
-    (``cli``: ``weights`` for NAME=WEIGHT items, ``mapping`` for YAML text), and the TRL argument it sets
-    (``trl="args"``: the same name)."""
+    (``cli``: ``weights`` for NAME=WEIGHT items, ``mapping`` for YAML text, ``pairs`` for KEY=VALUE items), and
+    the TRL argument it sets (``trl="args"``: the same name; ``"derived"``: the run derives TRL's value from it).
+    ``{trl_choices}`` in the help is filled with the values the installed TRL allows."""
     meta = {"help": help, "flags": flags, "cli": cli, "trl": trl}
     if isinstance(default, (dict, list)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
@@ -42,7 +43,9 @@ class TrainConfig:
     style: str | None = _f(None, "Prompt style, one of the pack's (`evaluator domains list`). None = rubric default.")
     language: str | None = _f(None, "System prompt language, one of the pack's (`evaluator domains list`). None = the pack's first.")
     limit: int | None = _f(None, "Use only the first N training rows.")
-    output_dir: str = _f(f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.", "-o")
+    output_dir: str = _f(
+        f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.", "-o", trl="derived"
+    )
     force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
     quantize: str | None = _f(None, "`4bit` (NF4, double quant) or `none`. None = 4bit on CUDA, none on CPU.")
     lora: bool = _f(True, "Train a LoRA adapter (False = full fine-tune).")
@@ -58,14 +61,18 @@ class TrainConfig:
         "linear", "Learning-rate schedule over max_steps: linear, cosine, constant, …", "--lr-scheduler", trl="args"
     )
     beta: float = _f(0.0, "KL coefficient (0 = no reference model).", trl="rollout")
-    loss_type: str = _f("dapo", "GRPO loss: dapo, grpo, dr_grpo, bnpo, …", trl="rollout")
-    scale_rewards: str = _f("group", "Advantage scaling: group, batch or none.", trl="rollout")
+    loss_type: str = _f("dapo", "GRPO loss, one of TRL's: {trl_choices}.", trl="rollout")
+    scale_rewards: str = _f("group", "Advantage scaling, one of TRL's: {trl_choices}.", trl="rollout")
     normalize_advantages: bool = _f(False, "RLOO: scale advantages to unit std per generation batch.", trl="rloo")
     dynamic_sampling: int | None = _f(
         None, "Rest a prompt for this many steps after its group scored all alike (no signal); None = off."
     )
-    epsilon: float = _f(0.2, "Lower clip range.", trl="rollout")
-    epsilon_high: float | None = _f(None, "Upper clip range (DAPO clip-higher); None = epsilon.", trl="rollout")
+    epsilon: float = _f(
+        0.2, "Lower clip range; acts only with several optimisation steps per generation batch (see trl).", trl="rollout"
+    )
+    epsilon_high: float | None = _f(
+        None, "Upper clip range (DAPO clip-higher; acts like epsilon); None = epsilon.", trl="rollout"
+    )
     temperature: float = _f(1.0, "Sampling temperature for rollouts.", trl="rollout")
     top_p: float = _f(1.0, "Nucleus sampling for rollouts.", trl="rollout")
     per_device_train_batch_size: int = _f(
@@ -83,8 +90,10 @@ class TrainConfig:
     reward_weights: dict[str, float] | None = _f(
         None, "Override rubric weights, e.g. {correctness: 2.0}.", "--reward-weight", cli="weights"
     )
-    optim: str | None = _f(None, "Optimizer. None = paged_adamw_8bit on CUDA, adamw_torch on CPU.")
-    gradient_checkpointing: bool | None = _f(None, "None = on for CUDA, off on CPU.")
+    optim: str | None = _f(
+        None, "Optimizer, one of TRL's: {trl_choices}. None = paged_adamw_8bit on CUDA, adamw_torch on CPU.", trl="derived"
+    )
+    gradient_checkpointing: bool | None = _f(None, "None = on for CUDA, off on CPU.", trl="derived")
     init_from: str | None = _f(None, "Start from this adapter (e.g. an `evaluator sft` output).", "--adapter")
     resume: bool = _f(False, "Continue from the last checkpoint in output_dir.")
     judge: dict[str, Any] | None = _f(
@@ -113,9 +122,17 @@ class TrainConfig:
     collapse_drop: float = _f(0.10, "Warn when held-out accuracy falls this far below its best while format holds.")
     stop_on_collapse: bool = _f(False, "Stop the run cleanly (best adapter kept) when the collapse guard fires.")
     report_to: list[str] | str | None = _f(
-        None, "Trackers for TRL: none, tensorboard, wandb, trackio (a list, or one comma-separated text). None = none."
+        None,
+        "Trackers for TRL: none, tensorboard, wandb, trackio (a list, or one comma-separated text). None = none.",
+        trl="derived",
     )
-    run_name: str | None = _f(None, "Run name shown by the trackers (default: the output folder's name).")
+    run_name: str | None = _f(None, "Run name shown by the trackers (default: the output folder's name).", trl="derived")
+    trl: dict[str, Any] | None = _f(
+        None,
+        "Any other field of the installed TRL's GRPOConfig/RLOOConfig/SFTConfig, checked against it: "
+        "{num_iterations: 2, mask_truncated_completions: true}; flag: --trl KEY=VALUE, repeatable.",
+        cli="pairs",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -144,12 +161,26 @@ SFT_DEFAULT_LR = SFTRunConfig.learning_rate
 """SFT's learning rate when neither a flag nor the YAML sets one."""
 
 
+def help_text(f: dataclasses.Field, with_trl: bool = True) -> str:
+    """A field's help; ``{trl_choices}`` becomes the installed TRL's values (``with_trl``; importing TRL takes
+    seconds, so a command line that only runs leaves a pointer instead)."""
+    text = f.metadata.get("help", "")
+    if "{trl_choices}" not in text:
+        return text
+    values = ""
+    if with_trl:
+        from evaluator.training.trl_fields import choices_text
+
+        values = choices_text("grpo", (f.metadata.get("trl") or "").partition(":")[2] or f.name)
+    return text.replace("{trl_choices}", values or "see the installed TRL's GRPOConfig")
+
+
 def field_help(cls: type[TrainConfig] = TrainConfig) -> list[tuple[str, str, str]]:
     """(name, default, help) for every field, in declaration order."""
     out = []
     for f in fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        out.append((f.name, repr(default), f.metadata.get("help", "")))
+        out.append((f.name, repr(default), help_text(f)))
     return out
 
 
@@ -210,7 +241,10 @@ def load_config(
         if not isinstance(loaded, dict):
             raise ConfigError(f"{p} must hold a mapping of config fields")
         data.update(loaded)
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    typed = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if isinstance(data.get("trl"), dict) and isinstance(typed.get("trl"), dict):  # --trl keys over the YAML's
+        typed["trl"] = {**data["trl"], **typed["trl"]}
+    data.update(typed)
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(data) - known)
     if unknown:

@@ -44,6 +44,7 @@ from evaluator.training.run_setup import (
     prepare_run_dir,
     trainer_kwargs,
 )
+from evaluator.training.trl_checks import check_run, recorded, say_idle
 from evaluator.training.vllm_options import require_vllm, vllm_kwargs, vllm_resolved
 
 
@@ -77,7 +78,9 @@ def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[
     return names, [named_reward(n, available[n]) for n in names], [float(weights.get(n, 1.0)) for n in names]
 
 
-def grpo_args(cfg: TrainConfig, out: Path, policy: Any, weights: list[float], fmt: ChatFormat | None = None) -> Any:
+def grpo_args(
+    cfg: TrainConfig, out: Path, policy: Any, weights: list[float] | None, fmt: ChatFormat | None = None
+) -> Any:
     """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
     from evaluator.training.algorithms import trl_args, trl_classes
 
@@ -159,6 +162,9 @@ def train(
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
+    _, idle = check_run(cfg)  # the whole TRL config, before the model, data, judge or run folder
+    if is_main_process():
+        say_idle(console, idle)
     run = _inputs(cfg, console)
     monitor = held_out_monitor(cfg, run.pack, run.style, console, grade_policy)  # slice built before the model loads
     if monitor is not None and run.resumed is not None:
@@ -168,8 +174,10 @@ def train(
     dataset, lengths, stream = _policy_dataset(cfg, run, policy, fmt, console)
     if not launched_child():  # the launcher planned once for every process
         warn_if_plan_exceeds(cfg, policy.precision, console)
+    args = grpo_args(cfg, run.out, policy, run.weights, fmt)
     if is_main_process():
-        save_config(cfg, run.out / "run_config.yaml", resolved=_resolved(cfg, run, policy, fmt, lengths))
+        resolved = {**_resolved(cfg, run, policy, fmt, lengths), "trl": recorded(cfg, args), "idle_settings": idle}
+        save_config(cfg, run.out / "run_config.yaml", resolved=resolved)
     timer = StepTimer()
     metrics = MetricsLogger(run.out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)
@@ -177,7 +185,7 @@ def train(
     own: list[Any] = [timer, metrics, BestAdapterSaver(run.out, policy.tokenizer, best_metric), last]
     if progress and is_main_process():
         own.append(RichProgress(console, max_seconds=cfg.max_seconds))
-    trainer = _trainer(cfg, run, policy, fmt, dataset, [*own, *callbacks])
+    trainer = _trainer(cfg, run, policy, args, dataset, [*own, *callbacks])
     trainer.monitor = monitor
     trainer.prompt_stream = stream
     result, seconds = _run_trainer(cfg, trainer, run)
@@ -261,14 +269,14 @@ def _resolved(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, leng
     }
 
 
-def _trainer(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, dataset: Any, callbacks: list[Any]) -> Any:
+def _trainer(cfg: TrainConfig, run: _Inputs, policy: Any, args: Any, dataset: Any, callbacks: list[Any]) -> Any:
     """The TRL trainer with the run's callbacks in place of TRL's own printing."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     trainer = trainer_class(cfg.algorithm)(
         model=policy.model,
         reward_funcs=run.funcs,
-        args=grpo_args(cfg, run.out, policy, run.weights, fmt),
+        args=args,
         train_dataset=dataset,
         processing_class=policy.tokenizer,
         callbacks=callbacks,

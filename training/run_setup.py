@@ -119,8 +119,8 @@ def load_policy(cfg: TrainConfig) -> LoadedPolicy:
     """
     base, cfg, role, flag = starting_model(cfg)
     model, tokenizer, precision = load_model(base, quantize=cfg.quantize, for_training=True, role=role, flag=flag)
-    hw = hardware_defaults(precision.device, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing)
-    gc, optim = hw.gradient_checkpointing, hw.optim
+    planned = planned_policy(cfg, precision)
+    gc, optim = planned.gradient_checkpointing, planned.optim
     if precision.quantize_4bit:
         from peft import prepare_model_for_kbit_training
 
@@ -131,6 +131,16 @@ def load_policy(cfg: TrainConfig) -> LoadedPolicy:
         raise TrainingError(f"--init-from {cfg.init_from} is a LoRA adapter; continuing it needs LoRA on")
     model.train()
     return LoadedPolicy(model, tokenizer, precision, optim, gc)
+
+
+def planned_policy(cfg: TrainConfig, precision: Precision | None = None) -> LoadedPolicy:
+    """The policy's settings (device, precision, optimizer, checkpointing) decided without loading a weight,
+    so the whole TRL config can be built and checked before anything loads. Model and tokenizer are None."""
+    from evaluator.models.loading import resolve_precision
+
+    precision = precision or resolve_precision(cfg.quantize)
+    hw = hardware_defaults(precision.device, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing)
+    return LoadedPolicy(None, None, precision, hw.optim, hw.gradient_checkpointing)
 
 
 def _with_adapter(model: Any, cfg: TrainConfig) -> Any:
@@ -167,8 +177,11 @@ def check_trackers(cfg: TrainConfig) -> None:
 def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy, target: type, trainer: str) -> dict[str, Any]:
     """TRL config arguments: the declared fields (:func:`trl_kwargs`) plus what the run derives (paths,
     precision, optimizer, trackers), shared by GRPO and SFT."""
+    from evaluator.training.trl_fields import checked_overrides
+
     p = policy.precision
     return {
+        **checked_overrides(cfg, trainer),  # the run's `trl:` mapping, under everything the project declares
         **trl_kwargs(cfg, target, trainer),
         "output_dir": str(out),
         "save_strategy": "steps",

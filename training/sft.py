@@ -67,7 +67,9 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
     from evaluator.training.mixing import is_mixed, mixed_sft_dataset, pack_names
+    from evaluator.training.trl_checks import check_run, recorded
 
+    check_run(cfg, "sft")  # the whole SFTConfig, before the model, data or run folder
     mixed = is_mixed(cfg.domain)
     pack = get_pack(pack_names(cfg.domain)[0])
     check_model_available(cfg)  # an unreachable model fails now, not after the data is built
@@ -81,10 +83,12 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     max_length = sft_max_length(budget, cfg.max_seq_length)  # measured, or a given length that fits
     if cfg.max_seq_length is None and console is not None:
         console.print(f"max_seq_length {max_length} (measured: longest sampled example {budget.example_max} tokens)")
+    args = sft_args(cfg, policy, out, max_length)
     save_config(
         cfg,
         out / "run_config.yaml",
         resolved={
+            "trl": recorded(cfg, args),
             **policy.resolved(),
             "style": style,
             "kind": "sft",
@@ -93,7 +97,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
             "length_budget": budget.record(),
         },
     )
-    trainer, metrics, last = _trainer(cfg, policy, dataset, out, max_length, budget, console, progress)
+    trainer, metrics, last = _trainer(cfg, policy, dataset, out, args, budget, console, progress)
     resume_from = str(last_checkpoint(out)) if cfg.resume else None
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume_from)
@@ -122,14 +126,21 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     return summary
 
 
+def sft_args(cfg: TrainConfig, policy: Any, out: Path, max_length: int) -> Any:
+    """TRL's SFTConfig for the run at its measured (or given) length."""
+    from trl import SFTConfig
+
+    return SFTConfig(**trainer_kwargs(cfg.replace(max_seq_length=max_length), out, policy, SFTConfig, "sft"))
+
+
 def _trainer(
-    cfg: TrainConfig, policy: Any, dataset: Any, out: Path, max_length: int, budget: Any, console: Any, progress: bool
+    cfg: TrainConfig, policy: Any, dataset: Any, out: Path, args: Any, budget: Any, console: Any, progress: bool
 ) -> tuple[Any, MetricsLogger, SaveLastStep]:
     """TRL's SFTTrainer with the run's callbacks; refuses a length that leaves no example to learn from."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
-    args = SFTConfig(**trainer_kwargs(cfg.replace(max_seq_length=max_length), out, policy, SFTConfig, "sft"))
+    max_length = args.max_length
     timer = StepTimer()
     metrics = MetricsLogger(out / "metrics.jsonl", timer)
     last = SaveLastStep(cfg.max_seconds)

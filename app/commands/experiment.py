@@ -20,6 +20,17 @@ def _load(spec_path: Path):
         fail(str(exc))
 
 
+def _check_arms(spec, spec_path: Path) -> None:
+    """Every arm's whole TRL config, before any job starts (and in --dry-run): one message for all problems."""
+    from evaluator.app.experiments.spec import trl_problems
+
+    problems, warnings = trl_problems(spec)
+    if problems:
+        fail(f"{spec_path}: " + "; ".join(problems))
+    for line in warnings:
+        console.print(f"[bold yellow]warning:[/] {line}", markup=True, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Experiments: arms × seeds, paired statistics, cost.", no_args_is_help=True)
     app.add_typer(group, name="experiment")
@@ -38,6 +49,7 @@ def register(app: typer.Typer) -> None:
         spec = _load(spec_path)
         if jobs < 1:
             fail("--jobs must be at least 1")
+        _check_arms(spec, spec_path)
         text = spec_path.read_text(encoding="utf-8")
         if out.exists() and any(out.iterdir()) and not (out / SPEC_COPY).exists() and not force:
             fail(f"{out} is not empty and holds no experiment ({SPEC_COPY}); pass --force to use it")

@@ -14,7 +14,7 @@ SFT_FIELDS = (
     "lora_r", "lora_alpha", "lora_dropout", "lora_target", "learning_rate", "lr_scheduler_type",
     "per_device_train_batch_size", "gradient_accumulation_steps", "max_steps", "num_train_epochs", "max_seconds",
     "seed", "logging_steps", "save_steps", "save_total_limit", "optim", "gradient_checkpointing", "init_from",
-    "resume", "max_seq_length", "report_to", "run_name",
+    "resume", "max_seq_length", "report_to", "run_name", "trl",
 )  # fmt: skip
 """The run-config fields SFT reads; the rest (rollouts, rewards, judges, vLLM) are GRPO's."""
 

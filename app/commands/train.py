@@ -21,6 +21,9 @@ def run_training(overrides: dict, config: Path | None) -> dict:
         cfg = load_config(config, overrides)
         check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
         from evaluator.training.launch import needs_launch, train_launched
+        from evaluator.training.trl_checks import build_args
+
+        build_args(cfg)  # the whole TRL config before anything loads (the trainer says what would do nothing)
 
         if needs_launch(cfg):  # --num-processes N: check once here, then N processes train
             return train_launched(cfg, console=console)

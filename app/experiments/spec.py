@@ -234,3 +234,25 @@ def _resolve_problems(spec: ExperimentSpec) -> list[str]:
 
 def _has_budget(arm: Arm) -> bool:
     return "max_seconds" in arm.overrides or "max_steps" in arm.overrides
+
+
+def trl_problems(spec: ExperimentSpec) -> tuple[list[str], list[str]]:
+    """Every arm (and the warm start) turned into its TRL config object, as a run would be before it loads
+    anything: (problems, warnings about settings that would do nothing), each naming its arm."""
+    from evaluator.training.trl_checks import build_args, idle_settings
+
+    problems: list[str] = []
+    warnings: list[str] = []
+    places = [(f"arms.{a.name}", arm_fields(spec, a), a.algorithm) for a in spec.arms]
+    if spec.warm_start is not None:
+        places.append(("warm_start.sft", {**spec.base, **spec.warm_start}, "sft"))
+    for where, values, trainer in places:
+        try:
+            cfg = build_config(values, output_dir="unused", seed=spec.seeds[0])
+            args = build_args(cfg, trainer)
+        except (ConfigError, TypeError, ValueError) as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        if trainer != "sft":
+            warnings += [f"{where}: {line}" for line in idle_settings(cfg, args)]
+    return problems, warnings

@@ -1,0 +1,212 @@
+"""The installed TRL's config classes as data: every field's name, type, default and allowed values.
+
+A run reaches any field of ``GRPOConfig`` / ``RLOOConfig`` / ``SFTConfig`` through ``trl:`` (YAML) or
+``--trl KEY=VALUE``, checked here against that class, so nothing of TRL is declared again. Allowed values come
+from what TRL declares: ``choices`` metadata, ``Literal`` and ``Enum`` types, and — where TRL 1.16 declares a
+plain ``str`` and lists the values only in its help text (``loss_type``, ``scale_rewards``,
+``multi_objective_aggregation``, ``vllm_mode`` …) — the values that help text names after "Supported values
+are" / "Possible values are" / "Must be one of". TRL offers nothing better to read them from; a test pins the
+values read from the installed TRL so a reworded help text is noticed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from evaluator.training.config import ConfigError, field_kinds
+
+TRL_CLASSES = {"grpo": "GRPOConfig", "rloo": "RLOOConfig", "sft": "SFTConfig"}
+_MARKERS = re.compile(r"(?:Supported values are|Possible values are|Must be one of)\s*:?", re.IGNORECASE)
+_LISTED = re.compile(r"`'?([A-Za-z_][\w-]*)'?`(?: \(default\))?:")  # "`'batch'`:" items of a colon list
+_OR_ITEM = re.compile(r"`'?([A-Za-z_][\w-]*)'?` or ")  # "`False` or `'none'`:"
+_QUOTED = re.compile(r"(?<![=\w])[`'\[]*'?`?([A-Za-z_][\w-]*)'`?|`([A-Za-z_][\w-]*)`")
+_FIXED_ITEM = re.compile(r"`([A-Za-z_][\w-]*)'` \(default\)")  # TRL's "`group'` (default)" (one quote)
+
+
+@dataclass(frozen=True)
+class TrlField:
+    """One field of a TRL config class."""
+
+    name: str
+    hint: Any
+    default: Any
+    choices: tuple[str, ...] | None
+    help: str
+
+
+def config_class(trainer: str) -> type:
+    """TRL's config class for ``trainer`` (grpo, rloo or sft)."""
+    import trl
+
+    return getattr(trl, TRL_CLASSES[trainer])
+
+
+def _prose_choices(text: str) -> tuple[str, ...]:
+    """The values a TRL help text lists after its "Supported values are" (empty when it lists none)."""
+    match = _MARKERS.search(text)
+    if not match:
+        return ()
+    rest = text[match.end() :]
+    if match.group(0).rstrip().endswith(":"):  # a colon list: "`'a'` (default): … `'b'`: …"
+        found = _LISTED.findall(rest) + _OR_ITEM.findall(rest) + _FIXED_ITEM.findall(rest)
+    else:  # one sentence: "'grpo', 'dr_grpo', … and 'vespo'."
+        sentence = re.split(r"\.\s", rest, maxsplit=1)[0]
+        found = [a or b for a, b in _QUOTED.findall(sentence)]
+    out = [v for v in dict.fromkeys(found) if v not in ("True", "False")]
+    return tuple(out) if len(out) >= 2 else ()
+
+
+def _choices(f: dataclasses.Field, hint: Any) -> tuple[str, ...] | None:
+    declared = f.metadata.get("choices")
+    if declared:
+        return tuple(str(c) for c in declared)
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) else (hint,)
+    for option in options:
+        if typing.get_origin(option) is typing.Literal:
+            values = [str(v) for v in typing.get_args(option) if isinstance(v, str)]
+            if values:
+                return tuple(values)
+        if isinstance(option, type) and issubclass(option, enum.Enum):
+            return tuple(str(m.value) for m in option)
+    kinds, _ = field_kinds(hint)
+    if str in kinds and not kinds & {dict, list, int, float}:
+        found = _prose_choices(f.metadata.get("help", ""))
+        if found:
+            default = f.default if isinstance(f.default, str) else None
+            return tuple(dict.fromkeys([*found, *([default] if default else [])]))
+    return None
+
+
+@functools.cache
+def schema(trainer: str) -> dict[str, TrlField]:
+    """Every field of the installed TRL's config class for ``trainer``, by name."""
+    cls = config_class(trainer)
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else None
+        out[f.name] = TrlField(f.name, hints[f.name], default, _choices(f, hints[f.name]), f.metadata.get("help", ""))
+    return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def check_value(where: str, spec: TrlField, value: Any, cls_name: str) -> Any:
+    """``value`` as ``spec``'s type allows it (numeric text → number), or :class:`ConfigError` naming the
+    field, the value and what is allowed."""
+    kinds, nullable = field_kinds(spec.hint)
+    if value is None:
+        if nullable:
+            return None
+        raise ConfigError(f"{where}: must be set (got null)")
+    if spec.choices and isinstance(value, str | enum.Enum):
+        text = value.value if isinstance(value, enum.Enum) else value
+        if text not in spec.choices:
+            raise ConfigError(f"{where}: {text!r} is not one of TRL {cls_name}'s values: {', '.join(spec.choices)}")
+        return text
+    if isinstance(value, bool) and bool in kinds:
+        return value
+    if int in kinds and not isinstance(value, bool) and isinstance(value, int):
+        return value
+    if float in kinds and (number := _number(value)) is not None:
+        return number
+    if int in kinds and float not in kinds and (number := _number(value)) is not None and number.is_integer():
+        return int(number)
+    if isinstance(value, str) and (str in kinds or any(issubclass(k, enum.Enum) for k in kinds)):
+        return value
+    if isinstance(value, dict) and dict in kinds:
+        return value
+    if isinstance(value, list) and (list in kinds or tuple in kinds):
+        return tuple(value) if tuple in kinds and list not in kinds else value
+    raise ConfigError(f"{where}: expected {_kind_text(kinds, nullable)}, got {value!r}")
+
+
+def _kind_text(kinds: set[type], nullable: bool) -> str:
+    names = {bool: "true or false", int: "a whole number", float: "a number", str: "text", dict: "a mapping",
+             list: "a list", tuple: "a list"}  # fmt: skip
+    parts = [names[k] for k in (bool, int, float, str, dict, list, tuple) if k in kinds]
+    if not parts:
+        return "a value this run config cannot express"
+    return " or ".join(dict.fromkeys(parts + (["null"] if nullable else [])))
+
+
+def reserved(cfg_cls: type) -> dict[str, str]:
+    """TRL names the run sets itself → the project's flag (or the reason) to point a ``trl:`` key to."""
+    from evaluator.training.config import trl_names
+
+    out = {name: f"set it with --{field.replace('_', '-')} ({field}: in the YAML)"
+           for field, name in trl_names(cfg_cls, ("args", "rollout", "rloo", "sft", "derived")).items()}  # fmt: skip
+    for name in ("bf16", "fp16", "use_cpu"):
+        out[name] = "decided by the device (--quantize chooses 4-bit; bf16 on GPUs that support it)"
+    for name in ("use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port", "vllm_gpu_memory_utilization",
+                 "vllm_enable_sleep_mode"):  # fmt: skip
+        out[name] = f"set it with --{name.replace('_', '-')}".replace("--vllm-enable-sleep-mode", "--vllm-sleep-mode")
+    out["reward_weights"] = "set it with --reward-weight NAME=WEIGHT (the rubric gives the defaults)"
+    out["chat_template_kwargs"] = "decided by the pack's chat format (--style)"
+    out["log_completions"] = "the run writes completions.jsonl itself (--completions-per-log)"
+    out["disable_tqdm"] = "the run shows its own progress"
+    out["save_strategy"] = "the run saves every --save-steps"
+    out["max_length"] = "set it with --max-seq-length (SFT)"
+    return out
+
+
+def checked_overrides(cfg: Any, trainer: str) -> dict[str, Any]:
+    """The run's ``trl:`` mapping checked against the TRL class of ``trainer``; values as TRL takes them."""
+    given = dict(cfg.trl or {})
+    if not given:
+        return {}
+    fields = schema(trainer)
+    cls_name = TRL_CLASSES[trainer]
+    taken = reserved(type(cfg))
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        where = f"trl.{key}"
+        if key in taken:
+            raise ConfigError(f"{where}: the run sets this itself; {taken[key]}")
+        if key not in fields:
+            others = [t for t in TRL_CLASSES if t != trainer and key in schema(t)]
+            hint = f" (a field of {', '.join(TRL_CLASSES[t] for t in others)})" if others else ""
+            raise ConfigError(f"{where}: TRL {cls_name} has no field {key!r}{hint}")
+        out[key] = check_value(where, fields[key], value, cls_name)
+    return out
+
+
+def check_declared(cfg: Any, trainer: str) -> None:
+    """The project's own fields that TRL gives allowed values for (``loss_type``, ``scale_rewards``, ``optim``
+    …) checked against the installed TRL, so a typo is told before anything loads."""
+    from evaluator.training.config import trl_names
+
+    fields = schema(trainer)
+    for field, name in trl_names(type(cfg), ("args", "rollout", "rloo", "sft", "derived")).items():
+        spec = fields.get(name)
+        value = getattr(cfg, field)
+        if spec is not None and spec.choices and isinstance(value, str):
+            check_value(field, spec, value, TRL_CLASSES[trainer])
+
+
+def choices_text(trainer: str, name: str) -> str:
+    """``a, b, c`` for a TRL field with listed values ("" when TRL lists none or is not importable)."""
+    try:
+        spec = schema(trainer).get(name)
+    except ImportError:
+        return ""
+    return ", ".join(spec.choices) if spec and spec.choices else ""
