@@ -71,7 +71,7 @@ class TrainConfig:
         0.2, "Lower clip range; acts only with several optimisation steps per generation batch (see trl).", trl="rollout"
     )
     epsilon_high: float | None = _f(
-        None, "Upper clip range (DAPO clip-higher; acts like epsilon); None = epsilon.", trl="rollout"
+        None, "Upper clip range (DAPO clip-higher; acts only when epsilon can); None = epsilon.", trl="rollout"
     )
     temperature: float = _f(1.0, "Sampling temperature for rollouts.", trl="rollout")
     top_p: float = _f(1.0, "Nucleus sampling for rollouts.", trl="rollout")
