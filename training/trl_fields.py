@@ -193,10 +193,10 @@ def checked_overrides(cfg: Any, trainer: str) -> dict[str, Any]:
 def check_declared(cfg: Any, trainer: str) -> None:
     """The project's own fields that TRL gives allowed values for (``loss_type``, ``scale_rewards``, ``optim``
     …) checked against the installed TRL, so a typo is told before anything loads."""
-    from evaluator.training.config import trl_names
+    from evaluator.training.config import TRL_FAMILIES, trl_names
 
     fields = schema(trainer)
-    for field, name in trl_names(type(cfg), ("args", "rollout", "rloo", "sft", "derived")).items():
+    for field, name in trl_names(type(cfg), (*TRL_FAMILIES[trainer], "derived")).items():
         spec = fields.get(name)
         value = getattr(cfg, field)
         if spec is not None and spec.choices and isinstance(value, str):
