@@ -149,6 +149,9 @@ def _with_adapter(model: Any, cfg: TrainConfig) -> Any:
     if cfg.init_from:
         src = adapter_dir(Path(cfg.init_from))
         return PeftModel.from_pretrained(model, str(src), is_trainable=True)
+    import torch
+
+    torch.manual_seed(cfg.seed)  # the adapter's random start follows the run's seed: one seed, one run
     lora = LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
