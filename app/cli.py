@@ -39,6 +39,24 @@ app = typer.Typer(
     add_completion=False,
 )
 
+
+
+@app.callback()
+def _threads(
+    threads: int | None = typer.Option(
+        None,
+        "--threads",
+        help="CPU threads for training, generation and evaluation (default: the cores not already busy, from "
+        "CPU affinity and load average; or OMP_NUM_THREADS / EVALUATOR_THREADS when set).",
+        min=1,
+    ),
+) -> None:
+    """Decided before any command imports torch (see evaluator.core.threads)."""
+    from evaluator.core.threads import configure_threads
+
+    configure_threads(threads)
+
+
 for _name in COMMAND_MODULES:
     import_module(f"evaluator.app.commands.{_name}").register(app)
 
