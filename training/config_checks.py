@@ -225,10 +225,6 @@ def _check_mix(cfg: TrainConfig) -> None:
         )
     if cfg.judge:
         raise ConfigError("judge: a judge grades against one pack's rubric; a mixed run cannot take one")
-    if cfg.eval_every is not None:
-        raise ConfigError(
-            "eval_every: held-out evaluation of a mixed run is per pack (evaluator eval per pack, or an experiment)"
-        )
     if cfg.data is not None:
         raise ConfigError("data: a mixed run reads each pack's default data; leave data unset")
 

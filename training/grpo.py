@@ -30,10 +30,10 @@ from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
 from evaluator.training.grpo_trainer import prompt_key, trainer_class
-from evaluator.training.held_out import HeldOutEval, PolicyGrader
+from evaluator.training.held_out import HeldOutEval, PerPackHeldOut, PolicyGrader
 from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
-from evaluator.training.mixing import is_mixed, mixed_dataset, mixed_rewards, pack_names
+from evaluator.training.mixing import is_mixed, mix_record, mixed_dataset, mixed_rewards, pack_names
 from evaluator.training.monitor import HeldOutMonitor
 from evaluator.training.resume import prepare_resume
 from evaluator.training.run_setup import (
@@ -111,16 +111,28 @@ def held_out_monitor(
             "--eval-every needs a policy grader: pass grade_policy= (evaluator.evaluation.policy.grade_policy)"
         )
     try:
-        held_out = HeldOutEval.build(
-            pack,
-            grader,
-            data=cfg.data,
-            split=cfg.eval_split,
-            limit=cfg.eval_limit,
-            style=style,
-            language=cfg.language,
-            generation=held_out_generation(cfg),
-        )
+        if is_mixed(cfg.domain):  # each pack on its own slice; the best adapter follows their mean
+            parts = {}
+            for name in pack_names(cfg.domain):
+                one = get_pack(name)
+                parts[name] = HeldOutEval.build(
+                    one, grader, data=None, split=cfg.eval_split, limit=cfg.eval_limit,
+                    style=one.check_style(cfg.style if cfg.style in one.styles else None),
+                    language=cfg.language if cfg.language in one.languages else one.languages[0],
+                    generation=held_out_generation(cfg),
+                )  # fmt: skip
+            held_out: Any = PerPackHeldOut(parts, cfg.eval_split)
+        else:
+            held_out = HeldOutEval.build(
+                pack,
+                grader,
+                data=cfg.data,
+                split=cfg.eval_split,
+                limit=cfg.eval_limit,
+                style=style,
+                language=cfg.language,
+                generation=held_out_generation(cfg),
+            )
     except ValueError as exc:
         raise TrainingError(f"--eval-split {cfg.eval_split}: {exc}") from exc
     return HeldOutMonitor(
@@ -266,6 +278,7 @@ def _resolved(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat, leng
         "rewards": dict(zip(run.names, run.weights, strict=True)),
         "vllm": vllm_resolved(cfg, policy.precision.quantize_4bit),
         "algorithm": algorithm_record(cfg),
+        "mix": mix_record(cfg) if run.mixed else None,
     }
 
 

@@ -110,3 +110,30 @@ def figures(report: dict[str, Any]) -> dict[str, float | None]:
         "eval/format_rate_ci_high": fmt_ci[1],
         "eval/n": float(report["n_items"]),
     }
+
+
+@dataclass
+class PerPackHeldOut:
+    """A mixed run's held-out evaluation: each pack graded on its own slice, by its own rubric and format.
+
+    ``eval/<pack>/*`` carries each pack's figures; ``eval/accuracy`` and ``eval/format_rate`` are their plain
+    mean (every pack counts the same, whatever its mixing weight or slice size), so the best adapter and the
+    collapse guard follow all packs, never the one whose prompts happened to dominate the training steps.
+    """
+
+    parts: dict[str, HeldOutEval]
+    split: str = "test"
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return [row for part in self.parts.values() for row in part.rows]
+
+    def run(self, model: Any, tokenizer: Any) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for name, part in self.parts.items():
+            out.update({key.replace("eval/", f"eval/{name}/", 1): value for key, value in part.run(model, tokenizer).items()})
+        for key in EVAL_KEYS:
+            values = [out[key.replace("eval/", f"eval/{name}/", 1)] for name in self.parts]
+            out[key] = None if any(v is None for v in values) else sum(values) / len(values)  # type: ignore[arg-type,misc]
+        out["eval/n"] = float(sum(len(p.rows) for p in self.parts.values()))
+        return out

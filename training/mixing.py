@@ -1,10 +1,13 @@
 """One adapter on several packs: their rows drawn by mixing weights, each pack's rewards scoring only its rows.
 
-``domain: gsm8k,fund`` with ``mix: [0.5, 0.5]``. Packs' gold columns differ, so a mixed row keeps the
+``domain: gsm8k,fund`` with ``mix: [0.5, 0.5]`` (weights that do not sum to 1 are used as proportions, and
+``run_config.yaml`` records them normalised under ``resolved.mix``). Each pack's reward weights are normalised to
+sum to 1 (:func:`mixed_rewards`), so every pack's reward lies on the same 0..1 scale. Packs' gold columns differ, so a mixed row keeps the
 shared ``prompt`` and moves the rest into ``pack`` (its name) and ``payload`` (its columns as JSON).
 A pack's reward sees only its own rows, rebuilt from the payload, and returns ``None`` for the others:
 TRL turns that into NaN and sums the rewards with ``nansum``, so each row is scored by its own rubric.
-Each pack keeps its own data default, style and chat format; the held-out evaluation is per pack.
+Each pack keeps its own data default, style and chat format; the held-out evaluation (``eval_every``) grades each
+pack on its own slice, and the best adapter follows the mean of the packs' held-out accuracies.
 """
 
 from __future__ import annotations
@@ -96,7 +99,14 @@ def own_rows_only(pack_name: str, fn: RewardFn) -> RewardFn:
 
 
 def mixed_rewards(cfg: Any) -> tuple[list[str], list[RewardFn], list[float]]:
-    """Every pack's rewards (named ``pack.reward``) with the pack's rubric weights, ``reward_weights`` over them."""
+    """Every pack's rewards (named ``pack.reward``) with the pack's rubric weights, ``reward_weights`` over them,
+    each pack's weights then divided by their sum.
+
+    Rubrics weigh on their own scales (the fund rubric's weights sum to 100, GSM8K's to 4) while every reward
+    scores 0..1, so unnormalised a fund row could earn 25× a GSM8K row and the gradient, ``scale_rewards:
+    batch|none`` and the best-reward adapter would follow the fund prompts. Divided by its pack's total, every
+    row's reward is its rubric's weighted mean: 0..1 for every pack, the rubric's proportions kept.
+    """
     from evaluator.training.grpo import named_reward
 
     names: list[str] = []
@@ -108,11 +118,13 @@ def mixed_rewards(cfg: Any) -> tuple[list[str], list[RewardFn], list[float]]:
         available = pack.reward_functions()
         chosen = [n for n in (cfg.rewards or available) if n in available]
         defaults = pack.default_weights()
-        for reward_name in chosen:
+        given = [float(overrides.get(f"{pack_name}.{n}", defaults.get(n, 1.0))) for n in chosen]
+        total = sum(given)
+        for reward_name, weight in zip(chosen, given, strict=True):
             full = f"{pack_name}.{reward_name}"
             names.append(full)
             funcs.append(named_reward(full, own_rows_only(pack_name, available[reward_name])))
-            weights.append(float(overrides.get(full, defaults.get(reward_name, 1.0))))
+            weights.append(weight / total if total > 0 else weight)  # each pack's weights sum to 1: one scale
     known = {n.split(".", 1)[1] for n in names}
     unused = [n for n in cfg.rewards or [] if n not in known]
     if unused:
@@ -139,3 +151,15 @@ def mixed_sft_dataset(cfg: Any, tokenizer: Any) -> Any:
     return datasets.interleave_datasets(
         parts, probabilities=probabilities(cfg.mix), seed=cfg.seed, stopping_strategy="all_exhausted"
     )
+
+
+def mix_record(cfg: Any) -> dict[str, Any]:
+    """What ``run_config.yaml`` records of a mixed run: the drawing probabilities (the ``mix`` weights divided
+    by their sum, so ``[2, 1]`` is stated as 2/3, 1/3) and how rewards were put on one scale."""
+    names = pack_names(cfg.domain)
+    return {
+        "probabilities": dict(zip(names, probabilities(cfg.mix), strict=True)),
+        "given": list(cfg.mix),
+        "normalised": abs(sum(cfg.mix) - 1.0) > 1e-9,
+        "reward_scale": "each pack's reward weights divided by their sum (every pack's reward on 0..1)",
+    }

@@ -66,7 +66,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
-    from evaluator.training.mixing import is_mixed, mixed_sft_dataset, pack_names
+    from evaluator.training.mixing import is_mixed, mix_record, mixed_sft_dataset, pack_names
     from evaluator.training.trl_checks import check_run, recorded
 
     check_run(cfg, "sft")  # the whole SFTConfig, before the model, data or run folder
@@ -89,6 +89,7 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
         out / "run_config.yaml",
         resolved={
             "trl": recorded(cfg, args),
+            "mix": mix_record(cfg) if mixed else None,
             **policy.resolved(),
             "style": style,
             "kind": "sft",
