@@ -27,8 +27,10 @@ def _check_arms(spec, spec_path: Path) -> None:
     problems, warnings = trl_problems(spec)
     if problems:
         fail(f"{spec_path}: " + "; ".join(problems))
+    from rich.markup import escape
+
     for line in warnings:
-        console.print(f"[bold yellow]warning:[/] {line}", markup=True, highlight=False)
+        console.print(f"[bold yellow]warning:[/] {escape(line)}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
