@@ -129,8 +129,10 @@ def test_declared_fields_take_trl_choices_and_the_whole_object_is_built() -> Non
         build_args(cfg(trl={"generation_batch_size": 6}))
     args = build_args(cfg(trl={"num_iterations": 2, "mask_truncated_completions": True}))
     assert (args.num_iterations, args.mask_truncated_completions, args.optim) == (2, True, "adamw_torch")
-    sft = build_args(SFTRunConfig(model="tiny", trl={"packing": True}))
-    assert type(sft).__name__ == "SFTConfig" and sft.packing is True
+    sft = build_args(SFTRunConfig(model="tiny", trl={"packing": True, "loss_type": "dft"}))
+    assert type(sft).__name__ == "SFTConfig" and (sft.packing, sft.loss_type) == (True, "dft")  # SFT's own loss_type
+    with pytest.raises(ConfigError, match="set it with --max-seq-length"):
+        build_args(SFTRunConfig(model="tiny", trl={"max_length": 64}))
 
 
 def test_settings_that_do_nothing_are_said() -> None:
@@ -145,6 +147,7 @@ def test_settings_that_do_nothing_are_said() -> None:
     assert idle(epsilon=0.1, trl={"steps_per_generation": 2}) == []
     assert "delta" in idle(trl={"delta": 2.0})[0]
     assert "has no clipping" in idle(loss_type="sapo", epsilon_high=0.28)[0]
+    assert idle(loss_type="cispo", epsilon=0.1)[0].startswith("epsilon: loss_type cispo caps the ratio")
     assert "beta is 0" in idle(trl={"sync_ref_model": True})[0]
     assert idle(beta=0.04, trl={"sync_ref_model": True}) == []
     assert "only by loss_type vespo" in idle(trl={"vespo_k_pos": 3.0})[0]

@@ -71,6 +71,9 @@ def idle_settings(cfg: TrainConfig, args: Any) -> list[str]:
     clip = {n: v for n, v in (("epsilon", cfg.epsilon if cfg.epsilon != defaults.epsilon else None),
                               ("epsilon_high", cfg.epsilon_high), ("delta", getattr(args, "delta", None))) if v is not None}  # fmt: skip
     loss = getattr(args, "loss_type", None)
+    if loss == "cispo" and "epsilon" in clip:
+        out.append("epsilon: loss_type cispo caps the ratio from above only (epsilon_high); epsilon does nothing")
+        clip.pop("epsilon")
     if clip and loss in NO_CLIP_LOSSES:
         out.append(f"{', '.join(clip)}: loss_type {loss} has no clipping; these do nothing (use dapo, grpo, … to clip)")
     elif clip and (loss in RATIO_ONE_LOSSES or cfg.algorithm == "rloo") and ratio_is_one(args):

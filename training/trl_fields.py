@@ -149,12 +149,12 @@ def _kind_text(kinds: set[type], nullable: bool) -> str:
     return " or ".join(dict.fromkeys(parts + (["null"] if nullable else [])))
 
 
-def reserved(cfg_cls: type) -> dict[str, str]:
+def reserved(cfg_cls: type, trainer: str = "grpo") -> dict[str, str]:
     """TRL names the run sets itself → the project's flag (or the reason) to point a ``trl:`` key to."""
-    from evaluator.training.config import trl_names
+    from evaluator.training.config import TRL_FAMILIES, trl_names
 
     out = {name: f"set it with --{field.replace('_', '-')} ({field}: in the YAML)"
-           for field, name in trl_names(cfg_cls, ("args", "rollout", "rloo", "sft", "derived")).items()}  # fmt: skip
+           for field, name in trl_names(cfg_cls, (*TRL_FAMILIES[trainer], "derived")).items()}  # fmt: skip
     for name in ("bf16", "fp16", "use_cpu"):
         out[name] = "decided by the device (--quantize chooses 4-bit; bf16 on GPUs that support it)"
     for name in ("use_vllm", "vllm_mode", "vllm_server_host", "vllm_server_port", "vllm_gpu_memory_utilization",
@@ -176,7 +176,7 @@ def checked_overrides(cfg: Any, trainer: str) -> dict[str, Any]:
         return {}
     fields = schema(trainer)
     cls_name = TRL_CLASSES[trainer]
-    taken = reserved(type(cfg))
+    taken = reserved(type(cfg), trainer)
     out: dict[str, Any] = {}
     for key, value in given.items():
         where = f"trl.{key}"
