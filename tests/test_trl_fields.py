@@ -176,22 +176,51 @@ def test_bad_value_is_refused_before_anything_loads(tmp_path: Path, monkeypatch:
     assert not (tmp_path / "s").exists()
 
 
-def test_cli_refuses_dapoo_fast_with_one_message_and_no_folder(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+def _refusal(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess, float, set[str]]:
+    """The CLI run in its own process with ``-X importtime``: (result, seconds, top-level modules imported)."""
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "evaluator.app.cli", "train", "--model", "tiny", "--loss-type", "dapoo",
-         "--output-dir", str(out)],
+        [sys.executable, "-X", "importtime", "-m", "evaluator.app.cli", *flags],
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )  # fmt: skip
     seconds = time.perf_counter() - t0
-    text = " ".join((proc.stdout + proc.stderr).split())
-    assert proc.returncode == 2, text
-    assert "loss_type: 'dapoo' is not one of TRL GRPOConfig's values: grpo, dr_grpo, dapo" in text
-    assert "cispo" in text and "Traceback" not in text and text.count("error:") == 1
+    imported = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    proc.stderr = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("import time:"))
+    return proc, seconds, imported
+
+
+def test_cli_refuses_dapoo_fast_with_one_message_and_no_folder(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    flags = ("train", "--model", "tiny", "--loss-type", "dapoo", "--output-dir", str(out))
+    for _attempt in range(2):  # the first may read TRL's schema; the second finds it cached
+        proc, seconds, imported = _refusal(tmp_path, *flags)
+        text = " ".join((proc.stdout + proc.stderr).split())
+        assert proc.returncode == 2, text
+        assert "loss_type: 'dapoo' is not one of TRL GRPOConfig's values: grpo, dr_grpo, dapo" in text
+        assert "cispo" in text and "Traceback" not in text and text.count("error:") == 1
+        assert not out.exists()
+    assert not {"torch", "transformers", "trl", "peft"} & imported  # nothing that could load a model ran
+    assert seconds < 20  # ~0.4 s on an idle machine (benchmarks/bad_config_refusal.py); loose for a busy one
+    proc, _, imported = _refusal(tmp_path, "sft", "--model", "tiny", "--trl", "packing=maybe", "--output-dir", str(out))
+    assert proc.returncode == 2 and "trl.packing: expected true or false, got 'maybe'" in " ".join(proc.stderr.split())
     assert not out.exists()
-    assert seconds < 30  # the TRL import only: no model, data or judge (the benchmark-free bound is loose)
+
+
+def test_schema_cache_is_the_installed_trl_and_survives_damage() -> None:
+    from evaluator.training.trl_fields import _cache_path, _from_trl
+
+    schema.cache_clear()
+    fresh = _from_trl("grpo")
+    assert schema("grpo") == fresh  # written now, or read back from an earlier run of this session
+    path = _cache_path("grpo")
+    assert path is not None and path.is_file()
+    schema.cache_clear()
+    assert schema("grpo") == fresh  # read from the file
+    path.write_text("{not json", encoding="utf-8")
+    schema.cache_clear()
+    assert schema("grpo") == fresh and path.read_text(encoding="utf-8").startswith("{")
+    schema.cache_clear()
 
 
 def test_experiment_dry_run_checks_every_arm_with_trl(tmp_path: Path) -> None:

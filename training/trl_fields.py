@@ -11,12 +11,16 @@ values read from the installed TRL so a reworded help text is noticed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
+import json
 import re
+import types
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evaluator.training.config import ConfigError, field_kinds
@@ -29,15 +33,19 @@ _QUOTED = re.compile(r"(?<![=\w])[`'\[]*'?`?([A-Za-z_][\w-]*)'`?|`([A-Za-z_][\w-
 _FIXED_ITEM = re.compile(r"`([A-Za-z_][\w-]*)'` \(default\)")  # TRL's "`group'` (default)" (one quote)
 
 
+SCHEMA_VERSION = 1
+
+
 @dataclass(frozen=True)
 class TrlField:
-    """One field of a TRL config class."""
+    """One field of a TRL config class: the kinds of value it takes (``bool``, ``int``, ``float``, ``str``,
+    ``dict``, ``list``, ``tuple``; an Enum or Literal counts as ``str`` with its values as choices)."""
 
     name: str
-    hint: Any
+    kinds: tuple[str, ...]
+    nullable: bool
     default: Any
     choices: tuple[str, ...] | None
-    help: str
 
 
 def config_class(trainer: str) -> type:
@@ -66,7 +74,7 @@ def _choices(f: dataclasses.Field, hint: Any) -> tuple[str, ...] | None:
     declared = f.metadata.get("choices")
     if declared:
         return tuple(str(c) for c in declared)
-    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) else (hint,)
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
     for option in options:
         if typing.get_origin(option) is typing.Literal:
             values = [str(v) for v in typing.get_args(option) if isinstance(v, str)]
@@ -83,9 +91,21 @@ def _choices(f: dataclasses.Field, hint: Any) -> tuple[str, ...] | None:
     return None
 
 
-@functools.cache
-def schema(trainer: str) -> dict[str, TrlField]:
-    """Every field of the installed TRL's config class for ``trainer``, by name."""
+def _kinds(hint: Any) -> tuple[tuple[str, ...], bool]:
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    out = []
+    for option in options:
+        base = typing.get_origin(option) or option
+        if base is typing.Literal:
+            out += ["bool" if isinstance(v, bool) else "str" for v in typing.get_args(option)]
+        elif isinstance(base, type) and issubclass(base, enum.Enum):
+            out.append("str")
+        elif base in (bool, int, float, str, dict, list, tuple):
+            out.append(base.__name__)
+    return tuple(dict.fromkeys(out)), type(None) in options
+
+
+def _from_trl(trainer: str) -> dict[str, TrlField]:
     cls = config_class(trainer)
     hints = typing.get_type_hints(cls)
     out = {}
@@ -93,7 +113,48 @@ def schema(trainer: str) -> dict[str, TrlField]:
         if not f.init:
             continue
         default = f.default if f.default is not dataclasses.MISSING else None
-        out[f.name] = TrlField(f.name, hints[f.name], default, _choices(f, hints[f.name]), f.metadata.get("help", ""))
+        default = default.value if isinstance(default, enum.Enum) else default
+        kinds, nullable = _kinds(hints[f.name])
+        out[f.name] = TrlField(f.name, kinds, nullable, default, _choices(f, hints[f.name]))
+    return out
+
+
+def _cache_path(trainer: str) -> Path | None:
+    """The schema of this TRL + transformers pair, read once: importing TRL takes seconds, a bad value should not."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from evaluator.models.loading import cache_dir
+
+    try:
+        tag = f"trl-{version('trl')}-transformers-{version('transformers')}-v{SCHEMA_VERSION}"
+    except PackageNotFoundError:
+        return None
+    return cache_dir() / "trl_schema" / f"{TRL_CLASSES[trainer]}-{tag}.json"
+
+
+@functools.cache
+def schema(trainer: str) -> dict[str, TrlField]:
+    """Every field of the installed TRL's config class for ``trainer``, by name (from the cache when the same
+    TRL and transformers versions were read before)."""
+    path = _cache_path(trainer)
+    if path is not None and path.is_file():
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            return {
+                name: TrlField(name, tuple(f["kinds"]), f["nullable"], f["default"],
+                               tuple(f["choices"]) if f["choices"] is not None else None)
+                for name, f in doc.items()
+            }  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # unreadable: read TRL again and rewrite it
+    out = _from_trl(trainer)
+    if path is not None:
+        from evaluator.core.outputs import atomic_write_text
+
+        doc = {n: {"kinds": list(f.kinds), "nullable": f.nullable, "default": f.default,
+                   "choices": list(f.choices) if f.choices is not None else None} for n, f in out.items()}  # fmt: skip
+        with contextlib.suppress(OSError):  # a read-only cache only costs the next run the import
+            atomic_write_text(path, json.dumps(doc, default=lambda _: None))
     return out
 
 
@@ -113,7 +174,8 @@ def _number(value: Any) -> float | None:
 def check_value(where: str, spec: TrlField, value: Any, cls_name: str) -> Any:
     """``value`` as ``spec``'s type allows it (numeric text → number), or :class:`ConfigError` naming the
     field, the value and what is allowed."""
-    kinds, nullable = field_kinds(spec.hint)
+    kinds = {_TYPES[k] for k in spec.kinds}
+    nullable = spec.nullable
     if value is None:
         if nullable:
             return None
@@ -131,13 +193,16 @@ def check_value(where: str, spec: TrlField, value: Any, cls_name: str) -> Any:
         return number
     if int in kinds and float not in kinds and (number := _number(value)) is not None and number.is_integer():
         return int(number)
-    if isinstance(value, str) and (str in kinds or any(issubclass(k, enum.Enum) for k in kinds)):
+    if isinstance(value, str) and str in kinds:
         return value
     if isinstance(value, dict) and dict in kinds:
         return value
     if isinstance(value, list) and (list in kinds or tuple in kinds):
         return tuple(value) if tuple in kinds and list not in kinds else value
     raise ConfigError(f"{where}: expected {_kind_text(kinds, nullable)}, got {value!r}")
+
+
+_TYPES = {"bool": bool, "int": int, "float": float, "str": str, "dict": dict, "list": list, "tuple": tuple}
 
 
 def _kind_text(kinds: set[type], nullable: bool) -> str:
@@ -201,6 +266,13 @@ def check_declared(cfg: Any, trainer: str) -> None:
         value = getattr(cfg, field)
         if spec is not None and spec.choices and isinstance(value, str):
             check_value(field, spec, value, TRL_CLASSES[trainer])
+
+
+def check_fields(cfg: Any, trainer: str) -> None:
+    """The declared fields' TRL values and the ``trl:`` mapping, checked from the schema alone (no TRL import
+    once the schema of this TRL is cached): what the command line runs first."""
+    check_declared(cfg, trainer)
+    checked_overrides(cfg, trainer)
 
 
 def choices_text(trainer: str, name: str) -> str:

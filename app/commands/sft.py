@@ -35,6 +35,9 @@ def run_sft(overrides: dict[str, Any], config: Path | None, _: dict[str, Any]) -
 
     try:
         cfg = resolve_config(config, overrides)
+        from evaluator.training.trl_fields import check_fields
+
+        check_fields(cfg, "sft")  # TRL's names, types and values from its cached schema: a typo is told at once
         check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
         from evaluator.training.sft import sft
 

@@ -19,6 +19,9 @@ def run_training(overrides: dict, config: Path | None) -> dict:
 
     try:
         cfg = load_config(config, overrides)
+        from evaluator.training.trl_fields import check_fields
+
+        check_fields(cfg, cfg.algorithm)  # TRL's names, types and values from its cached schema: a typo is told at once
         check_model_available(cfg)  # before importing TRL (seconds): an unavailable model is told at once
         from evaluator.training.launch import needs_launch, train_launched
         from evaluator.training.trl_checks import build_args
