@@ -252,3 +252,18 @@ def test_help_of_the_command_line_lists_trl_values() -> None:
     text = " ".join(proc.stdout.split())
     assert "one of TRL's: grpo, dr_grpo, dapo, bnpo, cispo, sapo, luspo, vespo" in text
     assert "--trl" in text
+
+
+def test_project_rules_read_the_trl_fields_they_depend_on() -> None:
+    base = {"model": "tiny", "per_device_train_batch_size": 2, "num_generations": 4}
+    with pytest.raises(ConfigError, match=r"gradient_accumulation_steps \(2×1\) must be divisible by num_generations"):
+        load_config(None, base)
+    ok = load_config(None, {**base, "trl": {"steps_per_generation": 2}})  # TRL generates 2×2 = 4 at once
+    assert build_args(ok).generation_batch_size == 4
+    with pytest.raises(ConfigError, match=r"trl\.generation_batch_size \(6\) must be divisible"):
+        load_config(None, {**base, "trl": {"generation_batch_size": 6}})
+    with pytest.raises(ConfigError, match="lr_scheduler_kwargs"):
+        load_config(None, {"model": "tiny", "lr_scheduler_type": "cosine_with_min_lr"})
+    cfg_ = load_config(None, {"model": "tiny", "lr_scheduler_type": "cosine_with_min_lr",
+                              "trl": {"lr_scheduler_kwargs": {"min_lr": 1e-7}}})  # fmt: skip
+    assert build_args(cfg_).lr_scheduler_kwargs == {"min_lr": 1e-7}

@@ -144,15 +144,12 @@ def validate(cfg: TrainConfig) -> None:
     validate_tracking(cfg)
     if cfg.num_generations < 2:
         raise ConfigError("num_generations must be at least 2 (GRPO compares completions within a group)")
-    if (cfg.per_device_train_batch_size * cfg.gradient_accumulation_steps) % cfg.num_generations:
+    _check_generation_batch(cfg)
+    trl = cfg.trl if isinstance(cfg.trl, dict) else {}
+    if cfg.lr_scheduler_type not in LR_SCHEDULERS and not trl.get("lr_scheduler_kwargs"):
         raise ConfigError(
-            f"per_device_train_batch_size × gradient_accumulation_steps "
-            f"({cfg.per_device_train_batch_size}×{cfg.gradient_accumulation_steps}) must be divisible by "
-            f"num_generations ({cfg.num_generations})"
-        )
-    if cfg.lr_scheduler_type not in LR_SCHEDULERS:
-        raise ConfigError(
-            f"lr_scheduler_type must be one of {', '.join(LR_SCHEDULERS)}, not {cfg.lr_scheduler_type!r}"
+            f"lr_scheduler_type must be one of {', '.join(LR_SCHEDULERS)}, not {cfg.lr_scheduler_type!r} (TRL's "
+            "other schedules need their arguments: --trl lr_scheduler_kwargs='{…}')"
         )
     if cfg.algorithm not in ALGORITHMS:
         raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, not {cfg.algorithm!r}")
@@ -170,6 +167,22 @@ def validate(cfg: TrainConfig) -> None:
     from evaluator.training.scale_checks import validate_scale
 
     validate_scale(cfg)
+
+
+def _check_generation_batch(cfg: TrainConfig) -> None:
+    """The completions generated at once (TRL's generation batch) must be whole groups of num_generations."""
+    trl = cfg.trl if isinstance(cfg.trl, dict) else {}
+    given = trl.get("generation_batch_size")
+    if isinstance(given, int) and not isinstance(given, bool):
+        what, size = f"trl.generation_batch_size ({given})", given
+    else:
+        steps = trl.get("steps_per_generation")
+        steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+        what = (f"per_device_train_batch_size × {'trl.steps_per_generation' if steps else 'gradient_accumulation_steps'} "
+                f"({cfg.per_device_train_batch_size}×{steps or cfg.gradient_accumulation_steps})")  # fmt: skip
+        size = cfg.per_device_train_batch_size * (steps or cfg.gradient_accumulation_steps)
+    if size % cfg.num_generations:
+        raise ConfigError(f"{what} must be divisible by num_generations ({cfg.num_generations})")
 
 
 def validate_tracking(cfg: TrainConfig) -> None:
