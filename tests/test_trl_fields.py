@@ -27,6 +27,8 @@ def test_allowed_values_are_read_from_the_installed_trl() -> None:
     assert set(grpo["scale_rewards"].choices) == {"group", "batch", "none"}
     assert set(grpo["multi_objective_aggregation"].choices) == {"sum_then_normalize", "normalize_then_sum"}
     assert set(grpo["vllm_mode"].choices) == {"server", "colocate"}
+    assert set(grpo["importance_sampling_level"].choices) == {"token", "sequence"}  # "`'token'` or `'sequence'`"
+    assert grpo["vllm_server_host"].choices is None and grpo["project"].choices is None
     assert {"adamw_torch", "paged_adamw_8bit", "sgd"} <= set(grpo["optim"].choices)  # an Enum type
     assert "cosine" in grpo["lr_scheduler_type"].choices
     assert set(schema("sft")["loss_type"].choices) >= {"nll", "dft"}

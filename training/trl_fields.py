@@ -5,7 +5,8 @@ A run reaches any field of ``GRPOConfig`` / ``RLOOConfig`` / ``SFTConfig`` throu
 from what TRL declares: ``choices`` metadata, ``Literal`` and ``Enum`` types, and — where TRL 1.16 declares a
 plain ``str`` and lists the values only in its help text (``loss_type``, ``scale_rewards``,
 ``multi_objective_aggregation``, ``vllm_mode`` …) — the values that help text names after "Supported values
-are" / "Possible values are" / "Must be one of". TRL offers nothing better to read them from; a test pins the
+are" / "Possible values are" / "Must be one of" (or, for ``importance_sampling_level``, the "`'token'` or
+`'sequence'`" pair that holds its default). TRL offers nothing better to read them from; a test pins the
 values read from the installed TRL so a reworded help text is noticed.
 """
 
@@ -30,10 +31,11 @@ _MARKERS = re.compile(r"(?:Supported values are|Possible values are|Must be one 
 _LISTED = re.compile(r"`'?([A-Za-z_][\w-]*)'?`(?: \(default\))?:")  # "`'batch'`:" items of a colon list
 _OR_ITEM = re.compile(r"`'?([A-Za-z_][\w-]*)'?` or ")  # "`False` or `'none'`:"
 _QUOTED = re.compile(r"(?<![=\w])[`'\[]*'?`?([A-Za-z_][\w-]*)'`?|`([A-Za-z_][\w-]*)`")
+_PAIR = re.compile(r"`'([A-Za-z_][\w-]*)'` or `'([A-Za-z_][\w-]*)'`")
 _FIXED_ITEM = re.compile(r"`([A-Za-z_][\w-]*)'` \(default\)")  # TRL's "`group'` (default)" (one quote)
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,14 @@ def _choices(f: dataclasses.Field, hint: Any) -> tuple[str, ...] | None:
             return tuple(str(m.value) for m in option)
     kinds, _ = field_kinds(hint)
     if str in kinds and not kinds & {dict, list, int, float}:
-        found = _prose_choices(f.metadata.get("help", ""))
+        text = f.metadata.get("help", "")
+        default = f.default if isinstance(f.default, str) else None
+        found = _prose_choices(text)
         if found:
-            default = f.default if isinstance(f.default, str) else None
             return tuple(dict.fromkeys([*found, *([default] if default else [])]))
+        pair = _PAIR.search(text)  # "at the `'token'` or `'sequence'` level", the default one of them
+        if pair and default in pair.groups():
+            return pair.groups()
     return None
 
 
