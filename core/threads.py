@@ -64,3 +64,11 @@ def configure_threads(threads: int | None = None) -> tuple[int, str]:
 
         torch.set_num_threads(threads)
     return threads, source
+
+
+def share(slots: int) -> str:
+    """One of ``slots`` child processes' part of this process's thread budget (``OMP_NUM_THREADS`` as decided at
+    start, else the free cores), so N processes together use what one would, not N times as much."""
+    given = os.environ.get("OMP_NUM_THREADS", "").strip()
+    budget = int(given) if given.isdigit() and int(given) > 0 else free_cores()
+    return str(max(1, budget // max(1, slots)))

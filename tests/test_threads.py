@@ -42,3 +42,12 @@ def test_torch_starts_with_the_decided_pool() -> None:
 def test_threads_below_one_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         configure_threads(0)
+
+
+def test_child_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaluator.core.threads import share
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert [share(n) for n in (1, 2, 3, 8)] == ["4", "2", "1", "1"]
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert share(1) == str(free_cores())

@@ -118,7 +118,9 @@ def child_env(cfg: TrainConfig, *, cuda: bool) -> dict[str, str]:
     env[LAUNCHED_ENV] = "1"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     if not cuda:  # share the cores instead of every process starting one thread per core
-        env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // cfg.num_processes)))
+        from evaluator.core.threads import share
+
+        env["OMP_NUM_THREADS"] = share(cfg.num_processes)
     return env
 
 

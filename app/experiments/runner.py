@@ -119,7 +119,9 @@ def _start(job: Job, slot: int, slots: int, out: Path) -> tuple[subprocess.Popen
     spec_path = write_spec(job)
     env = dict(os.environ)
     if slots > 1:
-        env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // slots)))
+        from evaluator.core.threads import share
+
+        env["OMP_NUM_THREADS"] = share(slots)  # the command's thread budget split between the jobs
         gpus = env.get("EVALUATOR_EXPERIMENT_GPUS")  # e.g. "0,1": one job per GPU in turn
         if gpus:
             ids = gpus.split(",")
