@@ -237,7 +237,12 @@ def reserved(cfg_cls: type, trainer: str = "grpo") -> dict[str, str]:
     out["disable_tqdm"] = "the run shows its own progress"
     out["save_strategy"] = "the run saves every --save-steps"
     out["max_length"] = "set it with --max-seq-length (SFT)"
+    for name in (*HUB_FIELDS, "hub_always_push", "hub_private_repo", "hub_revision", "hub_strategy"):
+        out[name] = "runs never push to the Hugging Face hub; `evaluator export` ships a trained model"
     return out
+
+
+HUB_FIELDS = ("push_to_hub", "hub_model_id", "hub_token", "log_completions_hub_repo")
 
 
 def checked_overrides(cfg: Any, trainer: str) -> dict[str, Any]:
