@@ -76,7 +76,7 @@ def cfg(**over: object) -> TrainConfig:
         ({"learning_rate": 1e-5}, "set it with --learning-rate"),
         ({"reward_weights": [1.0]}, "--reward-weight"),
         ({"bf16": True}, "decided by the device"),
-        ({"push_to_hub": True}, "never push to the Hugging Face hub"),
+        ({"push_to_hub": True}, "never pushes to the Hugging Face hub"),
         ({"reward_clip_range": [0, 1]}, "(a field of RLOOConfig)"),
         ({"epsilon": None}, "trl.epsilon: the run sets this itself"),
         ({"top_k": None}, "trl.top_k: must be set (got null)"),

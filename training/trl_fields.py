@@ -238,7 +238,7 @@ def reserved(cfg_cls: type, trainer: str = "grpo") -> dict[str, str]:
     out["save_strategy"] = "the run saves every --save-steps"
     out["max_length"] = "set it with --max-seq-length (SFT)"
     for name in (*HUB_FIELDS, "hub_always_push", "hub_private_repo", "hub_revision", "hub_strategy"):
-        out[name] = "runs never push to the Hugging Face hub; `evaluator export` ships a trained model"
+        out[name] = "training never pushes to the Hugging Face hub; `evaluator export --push-to-hub` uploads a finished model"
     return out
 
 
