@@ -86,6 +86,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _summary(results: dict) -> None:
+    from rich.markup import escape
+
     from evaluator.app.experiments.report import headline_metric
 
     metric = headline_metric(results)
@@ -99,3 +101,5 @@ def _summary(results: dict) -> None:
                 f"{c['arm']} − {c['baseline']}: {100 * c['diff']:+.1f} pp "
                 f"[{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}] p={c['p']:.3g} (Holm {c['p_adjusted']:.3g})"
             )
+    for f in results["failures"]:
+        console.print(f"[red]{f.get('status', 'failed')}[/] {f['job']}: {escape(str(f['error']))}", highlight=False)

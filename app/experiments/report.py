@@ -88,5 +88,5 @@ def render_markdown(results: dict[str, Any]) -> str:
     for note in results.get("notes", []):
         lines.append(f"- {note}")
     for f in results.get("failures", []):
-        lines.append(f"- **failed** {f['job']}: {f['error']}")
+        lines.append(f"- **{f.get('status', 'failed')}** {f['job']}: {f['error']}")
     return "\n".join(lines) + "\n"

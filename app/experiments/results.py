@@ -103,7 +103,8 @@ def build_results(spec: ExperimentSpec, records: dict[str, dict[str, Any]], spec
         "statistics": {**STATS_NOTE, "family_size": len(comparisons), "n_boot": stats.N_BOOT, "level": 0.95},
         "notes": [PPO_NOTE] if any(a.algorithm == "rloo" for a in spec.arms) else [],
         "failures": [
-            {"job": k, "error": r.get("error")} for k, r in sorted(records.items()) if r.get("status") != "ok"
+            {"job": k, "status": r.get("status", "failed"), "error": r.get("error")}
+            for k, r in sorted(records.items()) if r.get("status") != "ok"
         ],
     }
     validate_or_raise(doc, results_schema(), "experiment results")
