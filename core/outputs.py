@@ -13,7 +13,7 @@ import re
 import shutil
 import tempfile
 import unicodedata
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -124,13 +124,16 @@ STAGING_SUFFIX = ".incomplete"
 
 @contextmanager
 def replacing_dir(
-    path: str | os.PathLike[str], *, force: bool = False, owned: Collection[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    owned: Collection[str] | Callable[[str], bool] | None = None,
 ) -> Iterator[Path]:
     """Write a whole folder beside ``path`` (``NAME.incomplete``) and swap it in only when the block completes.
 
     An interruption (an exception, SIGKILL, a full disk) leaves the old folder as it was, or no folder when
     there was none: never the new report beside the old samples. A non-empty ``path`` is refused unless
-    ``force``. ``owned`` names what the command writes: anything else in the old folder (a user's notes) is
+    ``force``. ``owned`` names what the command writes (names, or a test on a name): anything else in the old folder (a user's notes) is
     carried into the new one as hard links, so ``--force`` replaces only the command's own files. After an
     exception the staging folder is kept (its partial files may be worth reading); the next write removes it.
     """
@@ -145,8 +148,9 @@ def replacing_dir(
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
+    mine = owned if callable(owned) else (lambda name: owned is None or name in owned)
     for entry in existing:
-        if owned is not None and entry.name not in owned:
+        if not mine(entry.name):
             _carry(entry, staging / entry.name)
     yield staging
     swap_in(staging, target)

@@ -114,3 +114,34 @@ def test_a_swap_cut_between_its_two_renames_is_repaired_on_the_next_write(tmp_pa
     fresh.mkdir()
     swap_in(fresh, tmp_path / "fresh")
     assert (tmp_path / "fresh").is_dir() and not fresh.exists()
+
+
+def test_sigkill_during_fund_evaluate_force_leaves_the_old_batch_whole(tmp_path: Path) -> None:
+    """The monthly job replaced with --force and killed while writing reports: the old batch, byte for byte."""
+    out = tmp_path / "batch"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    base = [sys.executable, "-m", "evaluator.app.cli", "fund", "evaluate", "--sample", "--out", str(out)]
+    first = subprocess.run([*base, "--sample-funds", "40"], capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert len(old) > 40
+
+    staging = out.with_name(out.name + STAGING_SUFFIX)
+    with open(tmp_path / "second.log", "w") as log:
+        proc = subprocess.Popen([*base, "--sample-funds", "3000", "--force"], stdout=log, stderr=subprocess.STDOUT,
+                                env=env)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            if staging.is_dir() and sum(1 for _ in staging.iterdir()) > 50:
+                break  # reports of the new batch are being written
+            assert proc.poll() is None, (tmp_path / "second.log").read_text()[-2000:]
+            time.sleep(0.01)
+        else:
+            pytest.fail("the second batch never started writing reports")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old
+    listed = run_cli("fund", "companies", str(out), "--out", str(tmp_path / "companies"))
+    assert listed.exit_code == 0, listed.output  # the old batch still reads as a whole batch
