@@ -132,6 +132,7 @@ def _arm_entry(spec: ExperimentSpec, arm: Any, records: dict[str, dict[str, Any]
             "error": rec.get("error"),
             "algorithm": rec.get("algorithm"),
             "dynamic_sampling": rec.get("dynamic_sampling"),
+            "health": rec.get("health"),
         })
     mean: dict[str, float] = {}
     ci: dict[str, list[float]] = {}
@@ -145,8 +146,9 @@ def _arm_entry(spec: ExperimentSpec, arm: Any, records: dict[str, dict[str, Any]
             if scored:
                 boot = stats.clustered_bootstrap(_matrix(values, ok, scored, metric), seed=0)
                 mean[metric], ci[metric] = boot["mean"], [boot["ci_low"], boot["ci_high"]]
+    not_learning = [s["seed"] for s in seeds if (s["health"] or {}).get("verdict") not in (None, "learning")]
     return {"name": arm.name, "algorithm": arm.algorithm, "spec": arm.overrides, "seeds": seeds,
-            "n_seeds_ok": len(ok), "mean": mean, "ci": ci}
+            "n_seeds_ok": len(ok), "not_learning": not_learning, "mean": mean, "ci": ci}
 
 
 def _comparisons(spec: ExperimentSpec, loaded: dict[str, Any], declared: dict[str, Any]) -> list[dict[str, Any]]:

@@ -111,6 +111,9 @@ def _training(label: str, rel: str, folder: Path, names: set[str], docs: DocCach
         entry.steps = summary["global_step"]
     if isinstance(cfg.get("max_steps"), int):
         entry.facts["max_steps"] = cfg["max_steps"]
+    health = summary.get("health") if isinstance(summary.get("health"), dict) else {}
+    if isinstance(health.get("verdict"), str):
+        entry.facts["health"] = health["verdict"]
     algo = resolved.get("algorithm") if isinstance(resolved.get("algorithm"), dict) else {}
     entry.facts["algorithm"] = "sft" if kind == "sft" else str(algo.get("name") or cfg.get("algorithm") or "grpo")
     best_path = folder / "best_adapter" / "best.json"
