@@ -103,16 +103,24 @@ def verdict(
     *,
     cut_short: bool,
     sft_steps: int | None = None,
+    answer_tokens: int | None = None,
 ) -> str:
     """One line: the gain and its CI when the CI excludes 0, else why the demo could not show one.
 
     ``sft_steps`` is how many SFT steps ran; below the plan's, the SFT time cap is named as the cause.
+    ``answer_tokens`` is what the reference answers need (95th percentile): a completion cap below it comes
+    first, since no complete answer could be scored whatever the model learned.
     """
     lo, hi = ci
     span = f"{delta * 100:+.1f} points (95% CI {lo * 100:+.1f} to {hi * 100:+.1f})"
     if lo > 0:
         return f"GRPO gain shown: {span}, the interval excludes 0"
-    if sft_steps is not None and sft_steps < plan.sft_max_steps:
+    if answer_tokens is not None and plan.max_new_tokens < answer_tokens:
+        why = (
+            f"the demo's own cap of {plan.max_new_tokens} new tokens is below the {answer_tokens} tokens the "
+            "reference answers need (95th percentile), so no answer could be complete"
+        )
+    elif sft_steps is not None and sft_steps < plan.sft_max_steps:
         why = f"the machine was too slow: a time cap stopped SFT early ({sft_steps} of {plan.sft_max_steps} steps)"
     elif cut_short:
         why = f"the machine was too slow: a time cap stopped training early ({steps} of {plan.grpo_max_steps} GRPO steps)"
@@ -296,6 +304,7 @@ def _figures(
             plan,
             cut_short=cut_short,
             sft_steps=warm.get("global_step"),
+            answer_tokens=(grpo.get("length_budget") or {}).get("answer_p95"),
         ),
     }
 

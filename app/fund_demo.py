@@ -84,7 +84,13 @@ def fund_verdict(comparison: dict[str, Any], before: dict[str, Any], grpo: dict[
         return f"GRPO gain shown: {span}, the interval excludes 0"
     valid = float(before["metrics"]["schema_valid"]["value"])
     flat = grpo.get("frac_reward_zero_std_mean")
-    if grpo.get("stopped_for_time"):
+    need = (grpo.get("length_budget") or {}).get("answer_p95")
+    if need is not None and plan.max_new_tokens < need:  # first: no valid answer fits, whatever the model learned
+        why = (
+            f"the demo's own cap of {plan.max_new_tokens} new tokens is below the {need} tokens the reference "
+            "answers need (95th percentile), so no answer could be complete and valid, before or after"
+        )
+    elif grpo.get("stopped_for_time"):
         why = f"the machine was too slow: a time cap stopped GRPO after {grpo['global_step']} of {plan.grpo_steps} steps"
     elif valid < 0.5:
         why = f"the SFT warm start writes a schema-valid evaluation only {valid:.0%} of the time, so most rewards are 0"

@@ -10,9 +10,11 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,99 @@ def prepare_output_dir(path: str | os.PathLike[str], *, force: bool = False) -> 
         raise OutputExistsError(f"{out} already exists and is not empty; pass --force to write into it")
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+STAGING_SUFFIX = ".incomplete"
+"""A folder being written beside the one it will replace; left behind only by an interrupted write."""
+
+
+@contextmanager
+def replacing_dir(
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    owned: Collection[str] | Callable[[str], bool] | None = None,
+) -> Iterator[Path]:
+    """Write a whole folder beside ``path`` (``NAME.incomplete``) and swap it in only when the block completes.
+
+    An interruption (an exception, SIGKILL, a full disk) leaves the old folder as it was, or no folder when
+    there was none: never the new report beside the old samples. A non-empty ``path`` is refused unless
+    ``force``. ``owned`` names what the command writes (names, or a test on a name): anything else in the old folder (a user's notes) is
+    carried into the new one as hard links, so ``--force`` replaces only the command's own files. After an
+    exception the staging folder is kept (its partial files may be worth reading); the next write removes it.
+    """
+    target = Path(path)
+    recover_replaced(target)
+    if target.exists() and not target.is_dir():
+        raise OutputExistsError(f"{target} exists and is not a folder")
+    existing = sorted(target.iterdir()) if target.is_dir() else []
+    if existing and not force:
+        raise OutputExistsError(f"{target} already exists and is not empty; pass --force to replace it")
+    staging = target.with_name(target.name + STAGING_SUFFIX)
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    mine = owned if callable(owned) else (lambda name: owned is None or name in owned)
+    for entry in existing:
+        if not mine(entry.name):
+            _carry(entry, staging / entry.name)
+    yield staging
+    swap_in(staging, target)
+
+
+def _carry(src: Path, dst: Path) -> None:
+    """Hard-link (copy where links fail) a file or tree the command does not own into the new folder."""
+    def link(a: str, b: str) -> None:
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, copy_function=link, symlinks=True)
+    elif src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+    else:
+        link(str(src), str(dst))
+
+
+def swap_in(staging: Path, target: Path) -> None:
+    """Put the finished ``staging`` folder in place of ``target``.
+
+    Two atomic renames (old aside as ``.NAME.replaced``, new in), then the old one is deleted; a kill between
+    them is repaired by :func:`recover_replaced` on the next write to ``target``.
+    """
+    old = _replaced(target)
+    if old.exists():
+        shutil.rmtree(old)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    _fsync_dir(target.parent)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_replaced(target: Path) -> None:
+    """Finish or undo a swap that a kill cut short: the old folder comes back if the new one never arrived."""
+    old = _replaced(target)
+    if not old.exists():
+        return
+    if target.exists():
+        shutil.rmtree(old)
+    else:
+        os.replace(old, target)
+
+
+def _replaced(target: Path) -> Path:
+    return target.with_name(f".{target.name}.replaced")
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def ensure_new_file(path: str | os.PathLike[str], *, force: bool = False) -> Path:

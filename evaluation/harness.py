@@ -14,16 +14,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.core.outputs import append_jsonl, prepare_output_dir
+from evaluator.core.outputs import append_jsonl, replacing_dir
 from evaluator.domains.base import DomainPack
 from evaluator.evaluation.generate import Generations, Generator
 from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
 from evaluator.evaluation.report import (
+    PARTIAL_NAME,
     REPORT_NAME,
     SAMPLES_NAME,
     adapter_sha256,
     file_sha256,
     finalize_report,
+    folder_problems,
     write_report,
     write_samples,
 )
@@ -31,8 +33,9 @@ from evaluator.evaluation.scoring import score_rows
 from evaluator.models.chat_format import template_kwargs_for
 from evaluator.models.generation import GenerationSettings
 
-PARTIAL_NAME = "generations.partial.jsonl"
 EXTRACTS = ("strict", "flexible")
+WRITES = (REPORT_NAME, SAMPLES_NAME, PARTIAL_NAME)
+"""Everything the harness writes into its folder (``--force`` replaces nothing else)."""
 
 
 def evaluate(
@@ -58,15 +61,32 @@ def evaluate(
     t_start = time.perf_counter()
     items, generation = items or Items(), generation or GenerationSettings()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
-    style = pack_obj.check_style(items.style)
-    language = pack_obj.check_language(items.language)
+    pack_obj.check_style(items.style)  # bad input fails before any folder or model is touched
+    pack_obj.check_language(items.language)
     items.check()
     generation.check()
     if extract not in EXTRACTS:
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
     if isinstance(model, ModelRef):
         model.check()
-    folder = prepare_output_dir(out.path, force=out.force) if out is not None else None
+    if out is None:
+        return _evaluate(pack_obj, model, items, generation, extract, None, on_batch, return_samples, t_start)
+    with replacing_dir(out.path, force=out.force, owned=WRITES) as folder:  # swapped in only when complete
+        return _evaluate(pack_obj, model, items, generation, extract, folder, on_batch, return_samples, t_start)
+
+
+def _evaluate(
+    pack_obj: DomainPack,
+    model: ModelRef | Generator,
+    items: Items,
+    generation: GenerationSettings,
+    extract: str,
+    folder: Path | None,
+    on_batch: Callable[[list[int]], None] | None,
+    return_samples: bool,
+    t_start: float,
+) -> Any:
+    style, language = pack_obj.check_style(items.style), pack_obj.check_language(items.language)
     rows = _rows(pack_obj, items, style, language, generation.seed)
     generator = model if isinstance(model, Generator) else _load(model, generation.seed)
     template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
@@ -211,4 +231,7 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{target} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     validate_or_raise(doc, report_schema(), f"evaluation report {target}")
+    problems = folder_problems(target.parent, doc) if target.name == REPORT_NAME else []
+    if problems:
+        raise ValueError(f"refusing {target}: " + "; ".join(problems))
     return doc

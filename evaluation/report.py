@@ -23,6 +23,8 @@ REPORT_NAME = "report.json"
 SCHEMA_VERSION = 2
 """2: the pack's declared metrics (``metrics``, ``headline``, ``items[].metrics``). Version 1 is still read."""
 SAMPLES_NAME = "samples.jsonl"
+PARTIAL_NAME = "generations.partial.jsonl"
+"""Generations appended as batches finish; gone once the report is written, so its presence means unfinished."""
 
 
 def report_schema() -> dict[str, Any]:
@@ -166,3 +168,38 @@ def render_report(report: Mapping[str, Any], console: Any) -> None:
     console.print(table)
     for warning in report.get("warnings", []):
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def folder_problems(folder: Path, report: Mapping[str, Any], *, read_samples: bool = True) -> list[str]:
+    """Why the parts of an evaluation folder may not belong together (empty when they agree).
+
+    A folder written by an older release, or by hand, can hold a finished ``report.json`` beside the
+    generations of a later run that never finished, or samples of another run: presenting that report
+    as the folder's result would be stale.
+    """
+    problems = []
+    if (folder / PARTIAL_NAME).exists():
+        problems.append(
+            f"{PARTIAL_NAME} lies beside {REPORT_NAME}: a later evaluation into this folder did not finish, so "
+            f"{REPORT_NAME} may be an earlier run's; rerun the evaluation or remove the stale files"
+        )
+    samples = folder / Path(str(report.get("samples_file") or SAMPLES_NAME)).name
+    if not read_samples or not samples.is_file() or not isinstance(report.get("items"), list):
+        return problems
+    import json
+
+    ids: dict[str, int] = {}
+    with open(samples, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                key = str(json.loads(line).get("id"))
+            except (ValueError, AttributeError):
+                continue
+            ids[key] = ids.get(key, 0) + 1
+    want = {str(it.get("id")) for it in report["items"] if isinstance(it, Mapping)}
+    if set(ids) != want:
+        problems.append(
+            f"{samples.name} holds items that {REPORT_NAME} does not ({len(set(ids) - want)}) or misses some of its "
+            f"items ({len(want - set(ids))}): the two files come from different runs"
+        )
+    return problems

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,10 @@ def test_tiny_grid_end_to_end_then_reuse_then_one_changed_arm(tiny_model_dir: Pa
     assert result.exit_code == 0, result.output
     doc = _results(out)
     md = (out / "results.md").read_text(encoding="utf-8")
-    assert md.count("| rloo | rloo | 2/2 |") == 1
+    assert len(re.findall(r"\| rloo( ⚠ not learning \(seeds \[[0-9, ]+\]\))? \| rloo \| 2/2 \|", md)) == 1
+    for arm in doc["arms"]:  # every seed carries its run's verdict, and the arm lists the seeds that did not learn
+        verdicts = {s["seed"]: s["health"]["verdict"] for s in arm["seeds"]}
+        assert arm["not_learning"] == [k for k, v in verdicts.items() if v != "learning"]
     # seed 1 of rloo: its row in the seeds table and in the time-to-baseline table (runs evaluated in training)
     assert md.count("| rloo | 1 |") == 2 and "First held-out point at the baseline's final" in md
     assert [a["name"] for a in doc["arms"]] == ["rules", "rloo"] and doc["eval"]["n_items"] == 16

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
+from evaluator.core.outputs import STAGING_SUFFIX
 from evaluator.core.schemas import schema_problems
 from evaluator.domains.fund.data.sample import generate_sample
 from evaluator.domains.fund.engine.engine import evaluate_universe
@@ -179,8 +180,13 @@ def test_one_unwritable_report_does_not_stop_the_batch(tmp_path: Path) -> None:
     ev = evaluate_universe(navs, meta, issues=issues)
     out = tmp_path / "out"
     blocked = ev.funds[3].fund_code
-    (out / f"{blocked}.json").mkdir(parents=True)  # a folder where the report should go
-    outcome = write_reports(ev, out, force=True)
+    staging = out.with_name(out.name + STAGING_SUFFIX)  # the batch is written there, then swapped in
+
+    def block(done: int, total: int) -> None:
+        if done == 3:  # a folder where the next report should go
+            (staging / f"{blocked}.json").mkdir()
+
+    outcome = write_reports(ev, out, force=True, on_progress=block)
     assert set(outcome.failures) == {blocked}
     assert len(outcome.files) == 19
     summary = json.loads(outcome.summary_json.read_text(encoding="utf-8"))

@@ -93,6 +93,12 @@ def test_random_model_gets_no_learning_signal(tmp_path: Path, tiny_model_dir: Pa
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["frac_reward_zero_std"] for r in rows] == [1.0, 1.0]
     assert (out / "final" / "adapter_config.json").exists() and (out / "best_adapter").is_dir()
+    health = json.loads((out / "run_summary.json").read_text())["health"]  # never a plain "done"
+    # a random model never ends an answer: the cap comes first, and the groups had no spread either
+    assert health["verdict"] == "clipped" and health["flags"] == ["clipped", "no_signal"]
+    assert health["numbers"]["frac_reward_zero_std_mean"] == 1.0
+    assert "done" not in result.output and "finished, not learning (clipped)" in result.output
+    assert "run health: clipped" in result.output
 
 
 def test_train_writes_adapter_metrics_best_and_resumes(tmp_path: Path, tiny_warm_model: Path) -> None:

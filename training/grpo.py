@@ -30,6 +30,7 @@ from evaluator.training.collapse import CollapseGuard
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.distributed import is_main_process, launched_child, save_final, scale_summary
 from evaluator.training.grpo_trainer import prompt_key, trainer_class
+from evaluator.training.health import run_health
 from evaluator.training.held_out import HeldOutEval, PerPackHeldOut, PolicyGrader
 from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
@@ -209,6 +210,7 @@ def train(
     if (summary["clipped"] or {}).get("warning") and is_main_process():
         say_warning(console, summary["clipped"]["warning"])
     summary["stopped_for_collapse"] = bool(monitor and monitor.stopped_for_collapse)
+    summary["health"] = run_health(metrics.rows, summary["held_out"])
     summary["algorithm"] = algorithm_record(cfg)
     summary["dynamic_sampling"] = stream.summary() if stream is not None else None
     if run.resumed is not None:

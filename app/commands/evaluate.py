@@ -72,7 +72,9 @@ def eval_cmd(
     quantize: str = typer.Option(None, help="4bit or none (default: 4bit on CUDA, none on CPU)."),
     extract: str = typer.Option("strict", help="Which reading fills samples' extracted/correct."),
     seed: int = generation_option("seed"),
-    force: bool = typer.Option(False, "--force", help="Write into a non-empty --out folder."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a non-empty --out folder (written beside it, swapped in when complete)."
+    ),
     metric_options: dict | None = None,
 ) -> None:
     """Generate with a model (+ adapter) on a pack's data and grade with the pack's own grader."""

@@ -100,16 +100,26 @@ def register(app: typer.Typer) -> None:
 
 
 def _summary(results: dict) -> None:
+    from rich.markup import escape
+
     from evaluator.app.experiments.report import headline_metric
 
     metric = headline_metric(results)
     for arm in results["arms"]:
         mean = arm["mean"].get(metric)
         shown = "—" if mean is None else f"{100 * mean:.1f} %"
-        console.print(f"{arm['name']:24} {metric} {shown}  ({arm['n_seeds_ok']}/{len(arm['seeds'])} seeds)")
-    for c in results["comparisons"]:
-        if c["metric"] == metric:
+        mark = f"  [yellow]not learning: seeds {arm['not_learning']}[/]" if arm.get("not_learning") else ""
+        console.print(f"{arm['name']:24} {metric} {shown}  ({arm['n_seeds_ok']}/{len(arm['seeds'])} seeds){mark}")
+    for c in results["comparisons"]:  # every declared metric: a format rate that fell shows beside accuracy
+        if c["metric"] != metric:
+            console.print(
+                f"  {c['arm']} − {c['baseline']} {c['metric']}: {c['diff']:+.4g} [{c['ci_low']:+.4g}, {c['ci_high']:+.4g}] "
+                f"p={c['p']:.3g} (Holm {c['p_adjusted']:.3g})", highlight=False,
+            )
+        else:
             console.print(
                 f"{c['arm']} − {c['baseline']}: {100 * c['diff']:+.1f} pp "
                 f"[{100 * c['ci_low']:+.1f}, {100 * c['ci_high']:+.1f}] p={c['p']:.3g} (Holm {c['p_adjusted']:.3g})"
             )
+    for f in results["failures"]:
+        console.print(f"[red]{f.get('status', 'failed')}[/] {f['job']}: {escape(str(f['error']))}", highlight=False)

@@ -45,9 +45,14 @@ def report(summary: dict) -> None:
     if launched_child():  # one of N processes: the launching command reports for all of them
         shutdown()
         return
+    from evaluator.training.health import verdict_line
+
     best = summary.get("best") or {}
+    health = summary.get("health") or {}
+    learned = health.get("verdict") in (None, "learning")
+    headline = "[bold green]done[/]" if learned else f"[bold yellow]finished, not learning ({health['verdict']})[/]"
     console.print(
-        f"[bold green]done[/] step {summary['global_step']} · reward {summary['reward_first']} → "
+        f"{headline} step {summary['global_step']} · reward {summary['reward_first']} → "
         f"{summary['reward_last']} · best {best.get('metric', 'reward')} {best.get('value')} at step "
         f"{best.get('step')} · {summary['seconds_per_step']} s/step"
     )
@@ -55,6 +60,8 @@ def report(summary: dict) -> None:
     if points:
         acc = [f"{p['eval/accuracy']:.1%}@{p['step']}" for p in points]
         console.print(f"held-out accuracy: {' → '.join(acc)}")
+    if health:
+        console.print(verdict_line(health), style=None if learned else "yellow", highlight=False, markup=False)
     if summary.get("stopped_for_collapse"):
         console.print("[bold yellow]stopped by the collapse guard[/]; best_adapter/ holds the best weights")
     console.print(f"adapter: {summary['final_adapter']}  ·  run folder: {summary['output_dir']}")

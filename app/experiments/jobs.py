@@ -187,6 +187,7 @@ def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
         "dynamic_sampling": summary.get("dynamic_sampling"),
         "held_out": summary.get("held_out"),
         "stopped_for_time": summary.get("stopped_for_time"),
+        "health": summary.get("health"),
     }
 
 

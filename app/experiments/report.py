@@ -33,6 +33,21 @@ def headline_metric(results: dict[str, Any]) -> str:
     return next(iter(metrics), "accuracy")
 
 
+def _all_metrics(results: dict[str, Any]) -> list[str]:
+    """Every declared metric of every arm against the baseline (a format rate that collapsed shows here)."""
+    comps = results["comparisons"]
+    if not comps:
+        return []
+    lines = ["", "Every declared metric against the baseline:", "",
+             "| arm | metric | arm | baseline | Δ (95% CI) | p (Holm) |", "|---|---|---|---|---|---|"]
+    for c in comps:
+        lines.append(
+            f"| {c['arm']} | {c['metric']} | {c['arm_mean']:.4g} | {c['baseline_mean']:.4g} | "
+            f"{c['diff']:+.4g} ({c['ci_low']:+.4g} to {c['ci_high']:+.4g}) | {c['p']:.3g} ({c['p_adjusted']:.3g}) |"
+        )
+    return lines
+
+
 def render_markdown(results: dict[str, Any]) -> str:
     """The table (one row per arm: headline metric with CI, difference from the baseline, cost) and notes."""
     metric = headline_metric(results)
@@ -60,16 +75,21 @@ def render_markdown(results: dict[str, Any]) -> str:
             delta = f"{100 * comp['diff']:+.1f} pp ({100 * comp['ci_low']:+.1f} to {100 * comp['ci_high']:+.1f})"
             p = f"{comp['p']:.3g} ({comp['p_adjusted']:.3g})"
         costs = [_fmt(_mean_cost(arm, key), pattern) for key, _, pattern in COST_COLUMNS]
-        row = [arm["name"], arm["algorithm"], f"{arm['n_seeds_ok']}/{len(arm['seeds'])}", shown, delta, p, *costs]
+        name = arm["name"] + (f" ⚠ not learning (seeds {arm['not_learning']})" if arm.get("not_learning") else "")
+        row = [name, arm["algorithm"], f"{arm['n_seeds_ok']}/{len(arm['seeds'])}", shown, delta, p, *costs]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "Per seed:", "", f"| arm | seed | {metric} | train s | steps | reused |", "|---|---|---|---|---|---|"]
+    lines += _all_metrics(results)
+    lines += ["", "Per seed:", "", f"| arm | seed | {metric} | train s | steps | reused | run health |",
+              "|---|---|---|---|---|---|---|"]
     for arm in results["arms"]:
         for s in arm["seeds"]:
             value = s["metrics"].get(metric)
+            health = s.get("health") or {}
+            shown_health = f"{health['verdict']}: {health.get('reason', '')}" if health.get("verdict") else "—"
             lines.append(
                 f"| {arm['name']} | {s['seed']} | {'—' if value is None else f'{100 * value:.1f} %'} | "
                 f"{_fmt(s['cost'].get('seconds'), '{:.1f}')} | {_fmt(s['cost'].get('steps'), '{:.0f}')} | "
-                f"{'yes' if s.get('reused') else 'no'} |"
+                f"{'yes' if s.get('reused') else 'no'} | {shown_health} |"
             )
     reached = [(a["name"], s) for a in results["arms"] for s in a["seeds"] if s.get("to_baseline_accuracy")]
     if reached:
@@ -88,5 +108,5 @@ def render_markdown(results: dict[str, Any]) -> str:
     for note in results.get("notes", []):
         lines.append(f"- {note}")
     for f in results.get("failures", []):
-        lines.append(f"- **failed** {f['job']}: {f['error']}")
+        lines.append(f"- **{f.get('status', 'failed')}** {f['job']}: {f['error']}")
     return "\n".join(lines) + "\n"

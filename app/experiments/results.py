@@ -103,7 +103,8 @@ def build_results(spec: ExperimentSpec, records: dict[str, dict[str, Any]], spec
         "statistics": {**STATS_NOTE, "family_size": len(comparisons), "n_boot": stats.N_BOOT, "level": 0.95},
         "notes": [PPO_NOTE] if any(a.algorithm == "rloo" for a in spec.arms) else [],
         "failures": [
-            {"job": k, "error": r.get("error")} for k, r in sorted(records.items()) if r.get("status") != "ok"
+            {"job": k, "status": r.get("status", "failed"), "error": r.get("error")}
+            for k, r in sorted(records.items()) if r.get("status") != "ok"
         ],
     }
     validate_or_raise(doc, results_schema(), "experiment results")
@@ -131,6 +132,7 @@ def _arm_entry(spec: ExperimentSpec, arm: Any, records: dict[str, dict[str, Any]
             "error": rec.get("error"),
             "algorithm": rec.get("algorithm"),
             "dynamic_sampling": rec.get("dynamic_sampling"),
+            "health": rec.get("health"),
         })
     mean: dict[str, float] = {}
     ci: dict[str, list[float]] = {}
@@ -144,8 +146,9 @@ def _arm_entry(spec: ExperimentSpec, arm: Any, records: dict[str, dict[str, Any]
             if scored:
                 boot = stats.clustered_bootstrap(_matrix(values, ok, scored, metric), seed=0)
                 mean[metric], ci[metric] = boot["mean"], [boot["ci_low"], boot["ci_high"]]
+    not_learning = [s["seed"] for s in seeds if (s["health"] or {}).get("verdict") not in (None, "learning")]
     return {"name": arm.name, "algorithm": arm.algorithm, "spec": arm.overrides, "seeds": seeds,
-            "n_seeds_ok": len(ok), "mean": mean, "ci": ci}
+            "n_seeds_ok": len(ok), "not_learning": not_learning, "mean": mean, "ci": ci}
 
 
 def _comparisons(spec: ExperimentSpec, loaded: dict[str, Any], declared: dict[str, Any]) -> list[dict[str, Any]]:

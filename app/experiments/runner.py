@@ -172,10 +172,36 @@ def finish(spec: ExperimentSpec, out: Path, records: dict[str, dict[str, Any]], 
 
 
 def collect(spec: ExperimentSpec, out: Path) -> dict[str, dict[str, Any]]:
-    """The records already on disk for every planned job (``experiment report`` runs nothing)."""
+    """The records on disk for every planned job (``experiment report`` runs nothing).
+
+    Only a record whose hash is the plan's counts as the job: a folder that still holds the result of an
+    earlier spec (a run interrupted before it reached that job) is reported as ``stale``, an absent or
+    unreadable record as ``missing`` — neither is ever shown as the arm.
+    """
     records: dict[str, dict[str, Any]] = {}
     for job in plan(spec, out):
+        if job.budget_from:  # an SFT arm's hash holds its budget: the baseline's measured seconds
+            source = records.get(job.budget_from) or {}
+            seconds = (source.get("cost") or {}).get("seconds") if source.get("status") == "ok" else None
+            if seconds is None:
+                records[job.key] = _unusable(job, "missing", f"its budget source {job.budget_from} has no result")
+                continue
+            job.budget_seconds = float(seconds)
+            job.config["max_seconds"] = max(1.0, job.budget_seconds)
         rec = read_job(job.run_dir)
-        if rec is not None:
+        if rec is None:
+            records[job.key] = _unusable(job, "missing", f"no readable {JOB_FILE}: not run under this spec")
+        elif rec.get("hash") != job.digest():
+            records[job.key] = _unusable(
+                job, "stale",
+                f"{JOB_FILE} holds the result of another spec (hash {str(rec.get('hash'))[:10]}, this spec "
+                f"{job.digest()[:10]}); run `experiment run` again",
+            )
+        else:
             records[job.key] = rec
     return records
+
+
+def _unusable(job: Job, status: str, error: str) -> dict[str, Any]:
+    """The record of a job with no current result (``stale`` or ``missing``): reported, never averaged."""
+    return {**_failed(job, error), "status": status}

@@ -14,6 +14,7 @@ from typing import Any
 
 from evaluator.app.run_folders.documents import DocCache, dict_or_error
 from evaluator.app.run_folders.jsonl import last_row
+from evaluator.evaluation.report import folder_problems
 
 RUN_MARKERS = {"run_config.yaml", "metrics.jsonl", "completions.jsonl", "run_summary.json"}
 KNOWN_JSON = {
@@ -110,6 +111,9 @@ def _training(label: str, rel: str, folder: Path, names: set[str], docs: DocCach
         entry.steps = summary["global_step"]
     if isinstance(cfg.get("max_steps"), int):
         entry.facts["max_steps"] = cfg["max_steps"]
+    health = summary.get("health") if isinstance(summary.get("health"), dict) else {}
+    if isinstance(health.get("verdict"), str):
+        entry.facts["health"] = health["verdict"]
     algo = resolved.get("algorithm") if isinstance(resolved.get("algorithm"), dict) else {}
     entry.facts["algorithm"] = "sft" if kind == "sft" else str(algo.get("name") or cfg.get("algorithm") or "grpo")
     best_path = folder / "best_adapter" / "best.json"
@@ -137,6 +141,8 @@ def _evaluation(label: str, rel: str, path: Path, report_path: Path, docs: DocCa
     if headline is not None:
         entry.facts["headline"], entry.facts["headline_value"] = headline
     entry.facts["n_items"] = report.get("n_items")
+    if report_path.name == "report.json":  # a folder's parts that may not belong together are flagged
+        entry.problems += folder_problems(report_path.parent, report, read_samples=False)
     entry.mtime = _mtime(report_path, report_path.parent / "samples.jsonl")
     return entry
 

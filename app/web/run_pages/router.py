@@ -29,6 +29,13 @@ Name = Annotated[str, Query(max_length=100, pattern=r"^[A-Za-z0-9_./:-]*$")]
 AUTO_RESCAN_S = 30.0
 KIND_LABELS = {"training": "RL 학습", "sft": "SFT 학습", "evaluation": "평가", "comparison": "비교",
                "experiment": "실험"}
+HEALTH_LABELS = {"learning": "학습함", "no_signal": "신호 없음 (학습 안 됨)", "collapsed": "붕괴 (학습 안 됨)",
+                 "clipped": "길이 한도에 잘림 (학습 안 됨)"}
+"""Korean names of the run-health verdicts (training/health.py)."""
+
+
+def health_label(verdict: str) -> str:
+    return HEALTH_LABELS.get(verdict, verdict)
 
 
 def kind_label(entry: Entry) -> str:
@@ -50,7 +57,7 @@ def make_router(viewer: RunViewer) -> APIRouter:
 
     def page(request: Request, name: str, ctx: dict[str, Any], status: int = 200) -> Response:
         return render(request, name, {"run_url": run_url, "kind_labels": KIND_LABELS, "kind_label": kind_label,
-                                      **ctx}, status=status)
+                                      "health_label": health_label, **ctx}, status=status)
 
     def entry_or_404(label: str, rel: str) -> Entry:
         entry = viewer.catalog.get(label, rel)

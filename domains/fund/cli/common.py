@@ -33,7 +33,9 @@ CALENDAR = typer.Option(
 )
 SAMPLE = typer.Option(False, "--sample", help="Use the built-in synthetic Korean fund universe.")
 SAMPLE_FUNDS = typer.Option(300, "--sample-funds", help="Funds in the --sample universe.")
-FORCE = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder.")
+FORCE = typer.Option(
+    False, "--force", help="Replace an existing --out folder (written beside it, swapped in when complete)."
+)
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:

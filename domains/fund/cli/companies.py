@@ -32,7 +32,9 @@ def companies(
     min_funds: int | None = typer.Option(
         None, "--min-funds", help="Override the rubric's minimum of rated funds."
     ),
-    force: bool = typer.Option(False, "--force", help="Write into an existing, non-empty --out folder."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing --out folder (written beside it, swapped in when complete)."
+    ),
     db: str | None = typer.Option(
         None,
         "--db",

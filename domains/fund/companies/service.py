@@ -19,7 +19,7 @@ from typing import Any
 from evaluator.core.outputs import (
     atomic_write_text,
     path_inside,
-    prepare_output_dir,
+    replacing_dir,
     safe_filename,
 )
 from evaluator.domains.fund.companies.document import build_companies, report_ko
@@ -84,18 +84,20 @@ def write_companies(
     """Write ``companies.json``, one Korean report per company and (unless ``plot`` is False) the plot."""
     from evaluator.domains.fund.companies.plot import PNG, draw_companies
 
-    folder = prepare_output_dir(out_dir, force=force)
-    names = report_names([c["company"] for c in doc["companies"]])
-    reports_dir = folder / REPORTS
-    reports_dir.mkdir(exist_ok=True)
-    texts = {
-        path_inside(reports_dir, names[c["company"]][: -len(".md")], ".md"): report_ko(doc, c)
-        for c in doc["companies"]
-    }
-    # each write is atomic and fsynced; the fsyncs wait on the disk, not the CPU, so they overlap in threads
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        list(pool.map(lambda item: atomic_write_text(*item), texts.items()))
-    # one line: json's C encoder (an indented dump runs the pure-Python one, ~10x slower on 15,000 funds)
-    path = atomic_write_text(folder / COMPANIES_JSON, json.dumps(doc, ensure_ascii=False) + "\n")
-    plot = draw_companies(doc, folder / PNG) if plot else None
-    return Written(folder=folder, companies_json=path, reports=names, plot=plot)
+    final = Path(out_dir)
+    with replacing_dir(final, force=force, owned=(COMPANIES_JSON, REPORTS, PNG)) as folder:  # swapped in whole
+        names = report_names([c["company"] for c in doc["companies"]])
+        reports_dir = folder / REPORTS
+        reports_dir.mkdir(exist_ok=True)
+        texts = {
+            path_inside(reports_dir, names[c["company"]][: -len(".md")], ".md"): report_ko(doc, c)
+            for c in doc["companies"]
+        }
+        # each write is atomic and fsynced; the fsyncs wait on the disk, not the CPU, so they overlap in threads
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(lambda item: atomic_write_text(*item), texts.items()))
+        # one line: json's C encoder (an indented dump runs the pure-Python one, ~10x slower on 15,000 funds)
+        atomic_write_text(folder / COMPANIES_JSON, json.dumps(doc, ensure_ascii=False) + "\n")
+        drawn = draw_companies(doc, folder / PNG) if plot else None
+    return Written(folder=final, companies_json=final / COMPANIES_JSON, reports=names,
+                   plot=final / drawn.name if drawn is not None else None)

@@ -2,9 +2,9 @@
 
 ``latest/`` is an ordinary report folder (``fund evaluate`` layout, so ``db import`` and ``fund
 agreement`` read it) at the last as-of date; each report also carries its ``grade_history``. Every file
-is written atomically; a non-empty DIR needs ``force``. ``latest/`` is written whole into a hidden
-folder beside it and then swapped in, so with ``force`` no report of an earlier run (a fund that is no
-longer in the data) survives, and an interrupted run leaves the previous ``latest/`` intact.
+is written atomically; a non-empty DIR needs ``force``. The whole folder is written beside DIR and then
+swapped in, so with ``force`` no report of an earlier run (a fund that is no longer in the data) survives,
+and an interrupted run leaves the previous history intact.
 """
 
 from __future__ import annotations
@@ -13,14 +13,13 @@ import dataclasses
 import io
 import json
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from evaluator.core.outputs import atomic_write_json, atomic_write_text, prepare_output_dir
+from evaluator.core.outputs import atomic_write_json, atomic_write_text, replacing_dir
 from evaluator.domains.fund.history.run import History
 from evaluator.domains.fund.reports.batch import BatchOutcome, write_reports
 
@@ -31,6 +30,8 @@ COMPANIES = "companies.parquet"
 COMPANY_FUNDS = "company_funds.parquet"
 SUMMARY = "summary.json"
 LATEST = "latest"
+WRITES = (HISTORY_PARQUET, HISTORY_CSV, LEVELS, COMPANIES, COMPANY_FUNDS, SUMMARY, LATEST)
+"""Everything ``write_history`` puts in its folder (``--force`` replaces nothing else)."""
 
 
 def _atomic_parquet(frame: pd.DataFrame, target: Path) -> None:
@@ -41,23 +42,6 @@ def _atomic_parquet(frame: pd.DataFrame, target: Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Put the finished ``staging`` folder in place of ``target``: rename the old one aside, rename the
-    new one in (each rename is atomic), then delete the old one."""
-    old = None
-    if target.exists() or target.is_symlink():
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(target, old)
-    os.replace(staging, target)
-    if old is not None:
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink()
 
 
 def history_summary(
@@ -113,8 +97,35 @@ def write_history(
     warnings: Sequence[str] = (),
     inputs: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write the whole history folder; returns ``DIR/summary.json``."""
-    folder = prepare_output_dir(out_dir, force=force)
+    """Write the whole history folder; returns ``DIR/summary.json``.
+
+    The folder is written beside DIR and swapped in whole: an interrupted ``--force`` run leaves the
+    previous history (tables, ``latest/`` and summary together) as it was, never a mix of the two runs.
+    """
+    final = Path(out_dir)
+    with replacing_dir(final, force=force, owned=WRITES) as folder:
+        _write_tables(history, folder)
+        latest = write_reports(history.last, folder / LATEST, force=True, warnings=warnings)
+        for code, path in history.grade_paths():
+            name = latest.files.get(code)
+            if name is None:
+                continue
+            target = folder / LATEST / name
+            doc = json.loads(target.read_text(encoding="utf-8"))
+            doc["grade_history"] = path
+            atomic_write_json(target, doc)
+        latest = dataclasses.replace(
+            latest,
+            folder=final / LATEST,
+            summary_json=final / LATEST / latest.summary_json.name,
+            summary_csv=final / LATEST / latest.summary_csv.name,
+        )
+        summary = history_summary(history, freq=freq, inputs=inputs or {}, warnings=warnings, latest=latest)
+        atomic_write_json(folder / SUMMARY, summary)
+    return final / SUMMARY
+
+
+def _write_tables(history: History, folder: Path) -> None:
     _atomic_parquet(history.table, folder / HISTORY_PARQUET)
     if history.levels is not None:
         _atomic_parquet(history.levels, folder / LEVELS)
@@ -124,29 +135,3 @@ def write_history(
     buf = io.StringIO()
     history.table.to_csv(buf, index=False, lineterminator="\n")
     atomic_write_text(folder / HISTORY_CSV, buf.getvalue(), encoding="utf-8-sig")
-    staging = folder / f".{LATEST}.{os.getpid()}.tmp"
-    try:
-        if staging.exists():
-            shutil.rmtree(staging)
-        latest = write_reports(history.last, staging, force=True, warnings=warnings)
-        for code, path in history.grade_paths():
-            name = latest.files.get(code)
-            if name is None:
-                continue
-            target = latest.folder / name
-            doc = json.loads(target.read_text(encoding="utf-8"))
-            doc["grade_history"] = path
-            atomic_write_json(target, doc)
-        _swap_in(staging, folder / LATEST)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    final = folder / LATEST
-    latest = dataclasses.replace(
-        latest,
-        folder=final,
-        summary_json=final / latest.summary_json.name,
-        summary_csv=final / latest.summary_csv.name,
-    )
-    summary = history_summary(history, freq=freq, inputs=inputs or {}, warnings=warnings, latest=latest)
-    return atomic_write_json(folder / SUMMARY, summary)

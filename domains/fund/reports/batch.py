@@ -22,7 +22,7 @@ from evaluator.core.outputs import (
     atomic_write_json,
     atomic_write_text,
     path_inside,
-    prepare_output_dir,
+    replacing_dir,
     safe_filename,
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
@@ -73,6 +73,11 @@ def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]
     return []
 
 
+def batch_file(name: str) -> bool:
+    """Whether a batch folder's entry is the batch writer's own (reports, summaries, series)."""
+    return name.endswith(".json") or name in ("summary.csv", SERIES_FILE)
+
+
 def write_reports(
     evaluation: Evaluation,
     out_dir: str | os.PathLike[str],
@@ -87,8 +92,26 @@ def write_reports(
 
     ``model_evaluations`` (fund code → a model's evaluation) adds ``model_evaluation`` to every report
     (null for funds without one) and ``model_run`` (model, adapter, generation settings) to the summary.
+    The folder is written beside ``out_dir`` and swapped in whole, so a batch replaced with ``force`` and
+    interrupted leaves the old batch as it was, never old reports beside a new summary.
     """
-    folder = prepare_output_dir(out_dir, force=force)
+    with replacing_dir(out_dir, force=force, owned=batch_file) as staging:
+        outcome = _write_batch(evaluation, staging, warnings, on_progress, model_evaluations, model_run)
+    final = Path(out_dir)
+    return BatchOutcome(
+        folder=final, files=outcome.files, failures=outcome.failures,
+        summary_json=final / outcome.summary_json.name, summary_csv=final / outcome.summary_csv.name,
+    )
+
+
+def _write_batch(
+    evaluation: Evaluation,
+    folder: Path,
+    warnings: Sequence[str],
+    on_progress: Callable[[int, int], None] | None,
+    model_evaluations: Mapping[str, Mapping[str, Any] | None] | None,
+    model_run: Mapping[str, Any] | None,
+) -> BatchOutcome:
     names = report_names([f.fund_code for f in evaluation.funds])
     files: dict[str, str] = {}
     failures: dict[str, str] = {}

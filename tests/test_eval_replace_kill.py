@@ -1,0 +1,147 @@
+"""A real kill during `eval --force`: the old report folder stays whole, and mixed folders are refused or flagged."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from evaluator.app.run_folders.catalog import Catalog
+from evaluator.core.outputs import STAGING_SUFFIX, recover_replaced, replacing_dir, swap_in
+from evaluator.evaluation.report import PARTIAL_NAME
+
+pytestmark = pytest.mark.slow
+
+ARGS = ["--domain", "gsm8k", "--model", "tiny", "--data", "synthetic", "--max-new-tokens", "4"]
+
+
+def _eval(out: Path, limit: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "evaluator.app.cli", "eval", *ARGS, "--limit", str(limit), "--out", str(out),
+            *extra]
+
+
+def test_sigkill_during_eval_force_leaves_the_old_folder_whole(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ev"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    first = subprocess.run(_eval(out, 6), capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    (out / "notes.txt").write_text("mine", encoding="utf-8")  # a user's file: --force keeps it
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert json.loads(old["report.json"])["n_items"] == 6
+
+    staging = out.with_name(out.name + STAGING_SUFFIX)
+    big = [*_eval(out, 400, "--force"), "--batch-size", "2", "--max-new-tokens", "64"]
+    with open(tmp_path / "second.log", "w") as log:
+        proc = subprocess.Popen(big, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            if (staging / PARTIAL_NAME).is_file() and (staging / PARTIAL_NAME).stat().st_size > 0:
+                break  # generations of the new run are being written
+            assert proc.poll() is None, (tmp_path / "second.log").read_text()[-2000:]
+            time.sleep(0.02)
+        else:
+            pytest.fail("the second evaluation never started writing generations")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old  # byte for byte the old folder
+    assert (staging / PARTIAL_NAME).is_file()  # the unfinished run's generations stay readable beside it
+    compared = run_cli("compare", str(out), str(out))
+    assert compared.exit_code == 0, compared.output
+
+    third = subprocess.run(_eval(out, 3, "--force"), capture_output=True, text=True, env=env, timeout=300)
+    assert third.returncode == 0, third.stdout[-2000:] + third.stderr[-2000:]
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["n_items"] == 3
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine" and not staging.exists()
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "report.json", "samples.jsonl"]
+
+
+def test_a_folder_whose_parts_disagree_is_refused_by_compare_and_flagged_by_the_viewer(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    good, mixed = tmp_path / "runs" / "good", tmp_path / "runs" / "mixed"
+    for folder, limit in ((good, 4), (mixed, 4)):
+        result = run_cli("eval", *ARGS, "--limit", str(limit), "--out", str(folder))
+        assert result.exit_code == 0, result.output
+    # an older release wrote into the folder in place and was killed: a later run's generations beside the report
+    (mixed / PARTIAL_NAME).write_text('{"index": 0, "texts": ["x"]}\n', encoding="utf-8")
+    refused = run_cli("compare", str(good), str(mixed))
+    assert refused.exit_code != 0 and PARTIAL_NAME in " ".join(refused.output.split())
+    (mixed / PARTIAL_NAME).unlink()
+    lines = (mixed / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    other = json.loads(lines[0])
+    other["id"] = "another-run-item"
+    (mixed / "samples.jsonl").write_text("\n".join([json.dumps(other), *lines[1:]]) + "\n", encoding="utf-8")
+    refused = run_cli("compare", str(good), str(mixed))
+    assert refused.exit_code != 0 and "different runs" in " ".join(refused.output.split())
+    assert run_cli("compare", str(good), str(good)).exit_code == 0  # the control
+
+    (mixed / PARTIAL_NAME).write_text("{}\n", encoding="utf-8")
+    entries = {e.path.name: e for e in Catalog([tmp_path / "runs"]).scan()}
+    assert any(PARTIAL_NAME in p for p in entries["mixed"].problems)
+    assert not any(PARTIAL_NAME in p for p in entries["good"].problems)
+
+
+def test_a_swap_cut_between_its_two_renames_is_repaired_on_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "report.json").write_text("old", encoding="utf-8")
+    aside = tmp_path / ".out.replaced"
+    os.replace(target, aside)  # where a kill after the first rename leaves it
+    recover_replaced(target)
+    assert (target / "report.json").read_text(encoding="utf-8") == "old" and not aside.exists()
+
+    with pytest.raises(FileExistsError), replacing_dir(target):
+        pass
+    with pytest.raises(RuntimeError), replacing_dir(target, force=True) as staging:
+        (staging / "report.json").write_text("half", encoding="utf-8")
+        raise RuntimeError("the write failed")
+    assert (target / "report.json").read_text(encoding="utf-8") == "old"
+    with replacing_dir(target, force=True) as staging:
+        (staging / "report.json").write_text("new", encoding="utf-8")
+    assert (target / "report.json").read_text(encoding="utf-8") == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    fresh = tmp_path / "fresh.incomplete"
+    fresh.mkdir()
+    swap_in(fresh, tmp_path / "fresh")
+    assert (tmp_path / "fresh").is_dir() and not fresh.exists()
+
+
+def test_sigkill_during_fund_evaluate_force_leaves_the_old_batch_whole(tmp_path: Path) -> None:
+    """The monthly job replaced with --force and killed while writing reports: the old batch, byte for byte."""
+    out = tmp_path / "batch"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    base = [sys.executable, "-m", "evaluator.app.cli", "fund", "evaluate", "--sample", "--out", str(out)]
+    first = subprocess.run([*base, "--sample-funds", "40"], capture_output=True, text=True, env=env, timeout=300)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert len(old) > 40
+
+    staging = out.with_name(out.name + STAGING_SUFFIX)
+    with open(tmp_path / "second.log", "w") as log:
+        proc = subprocess.Popen([*base, "--sample-funds", "3000", "--force"], stdout=log, stderr=subprocess.STDOUT,
+                                env=env)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            if staging.is_dir() and sum(1 for _ in staging.iterdir()) > 50:
+                break  # reports of the new batch are being written
+            assert proc.poll() is None, (tmp_path / "second.log").read_text()[-2000:]
+            time.sleep(0.01)
+        else:
+            pytest.fail("the second batch never started writing reports")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old
+    listed = run_cli("fund", "companies", str(out), "--out", str(tmp_path / "companies"))
+    assert listed.exit_code == 0, listed.output  # the old batch still reads as a whole batch
