@@ -24,6 +24,7 @@ from evaluator.core.outputs import (
     path_inside,
     replacing_dir,
     safe_filename,
+    write_staged_json,
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
 from evaluator.domains.fund.engine.results import Evaluation
@@ -122,7 +123,7 @@ def _write_batch(
             doc = build_report(fund, evaluation.rubric)
             if model_evaluations is not None:
                 doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-            atomic_write_json(target, doc)
+            write_staged_json(target, doc)  # inside the staging folder: the swap makes the batch atomic
             files[fund.fund_code] = target.name
         except Exception as exc:  # one fund's failure must not lose the others' reports
             failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
