@@ -1,4 +1,4 @@
-"""The wide-CSV fast path gives exactly what the general reader gives, or steps aside for it.
+"""The CSV fast paths (wide and long) give exactly what the general reader gives, or steps aside for it.
 
 Each input is read twice — with the fast path, and with it switched off — and everything the loader returns
 (matrix bit for bit, issues, warnings, source info) must be equal. Inputs the fast path cannot prove the
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.data import loaders
-from evaluator.domains.fund.data.fast_wide import read_wide_csv
+from evaluator.domains.fund.data.fast_csv import read_long_csv, read_wide_csv
 
 DATES = ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
 
@@ -78,6 +78,7 @@ def _load_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tupl
     either = loaders.load_navs_with_adjustments(path)
     with monkeypatch.context() as m:
         m.setattr(loaders, "read_wide_csv", lambda *a, **k: None)
+        m.setattr(loaders, "read_long_csv", lambda *a, **k: None)
         general = loaders.load_navs_with_adjustments(path)
     return either, general
 
@@ -88,7 +89,7 @@ def _assert_same(a: tuple, b: tuple) -> None:
     pd.testing.assert_frame_equal(navs_a, navs_b, check_exact=True)
     assert np.array_equal(navs_a.to_numpy().view(np.int64), navs_b.to_numpy().view(np.int64))  # bit for bit
     assert issues_a == issues_b and warnings_a == warnings_b and info_a == info_b
-    pd.testing.assert_frame_equal(meta_a, meta_b)
+    pd.testing.assert_frame_equal(meta_a, meta_b, check_exact=True)
     assert adj_a is None and adj_b is None
 
 
@@ -124,3 +125,50 @@ def test_a_blank_fund_column_is_an_error_fund_and_the_rest_are_graded(tmp_path: 
     navs, issues, *_ = loaders.load_navs_with_adjustments(path)
     assert list(navs.columns) == ["KR1"] and list(issues) == ["KR2"]
     assert issues["KR2"] == ["기준가격이 모두 비어 있습니다 (값이 있는 기준일이 없습니다)"]
+
+
+def _long(header: list[str], rows: list[list[str]]) -> str:
+    return _csv([header, *rows])
+
+
+LONG_ROWS = [[d, c, str(1000 + i + 7 * j)] for i, d in enumerate(DATES) for j, c in enumerate(["KR2", "KR1", "KR3"])]
+FAST_LONG = {
+    "plain": _long(["기준일자", "펀드코드", "기준가격"], LONG_ROWS),
+    "fund_by_fund_blocks": _long(["date", "fund_code", "nav"], sorted(LONG_ROWS, key=lambda r: r[1])),
+    "kofia_with_descriptive_columns": _long(
+        ["기준일자", "펀드코드", "펀드명", "운용사", "유형", "설정원본(억원)", "기준가격"],
+        [[d, c, f"{c} 증권투자신탁", "가람자산운용", "국내주식형", "12.5" if c == "KR1" else "", p] for d, c, p in LONG_ROWS],
+    ),
+    "a_fund_missing_some_days": _long(["기준일자", "펀드코드", "기준가격"], [r for r in LONG_ROWS if not (r[1] == "KR3" and r[0] == DATES[2])]),
+}
+GENERAL_LONG = {
+    "blank_price": _long(["기준일자", "펀드코드", "기준가격"], [*LONG_ROWS[:-1], [DATES[-1], "KR3", "-"]]),
+    "typo_price": _long(["기준일자", "펀드코드", "기준가격"], [*LONG_ROWS[:-1], [DATES[-1], "KR3", "1O00"]]),
+    "repeated_day": _long(["기준일자", "펀드코드", "기준가격"], [*LONG_ROWS, LONG_ROWS[0]]),
+    "day_out_of_order": _long(["기준일자", "펀드코드", "기준가격"], [LONG_ROWS[3], LONG_ROWS[0], *LONG_ROWS[4:]]),
+    "no_code": _long(["기준일자", "펀드코드", "기준가격"], [*LONG_ROWS, [DATES[0], "", "1000"]]),
+    "code_with_trailing_space": _long(["기준일자", "펀드코드", "기준가격"], [*LONG_ROWS, ["2024-01-09", "KR1 ", "1000"]]),
+    "distribution_column": _long(["기준일자", "펀드코드", "기준가격", "분배금"], [[*r, "0"] for r in LONG_ROWS]),
+    "unknown_column": _long(["기준일자", "펀드코드", "기준가격", "비고"], [[*r, "x"] for r in LONG_ROWS]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAST_LONG))
+def test_clean_long_files_take_the_fast_path_and_read_the_same(name: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / f"{name}.csv"
+    path.write_text(FAST_LONG[name], encoding="utf-8")
+    assert read_long_csv(path, "DATA") is not None, "expected the fast path"
+    either, general = _load_both(path, monkeypatch)
+    _assert_same(either, general)
+    assert either[4]["layout"] == "long"
+
+
+@pytest.mark.parametrize("name", sorted(GENERAL_LONG))
+def test_other_long_files_fall_back(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / f"{name}.csv"
+    path.write_text(GENERAL_LONG[name], encoding="utf-8")
+    assert read_long_csv(path, "DATA") is None
+    either, general = _load_both(path, monkeypatch)
+    pd.testing.assert_frame_equal(either[0], general[0], check_exact=True)
+    assert either[1:2] == general[1:2] and either[3:5] == general[3:5]  # issues, warnings, info
