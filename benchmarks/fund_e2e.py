@@ -1,6 +1,9 @@
 """The monthly job end to end, as an analyst runs it: `evaluator fund evaluate DATA --meta … --db sqlite:///…`.
 
 Run: ``.venv/bin/python benchmarks/fund_e2e.py [--funds 15000] [--layout wide|long] [--keep DIR]``.
+The files go under ``--keep DIR`` (reused when present) or a fresh folder beside this checkout: on the
+development machines ``/tmp`` creates files ~8× slower than the work disk, which would measure the
+folder, not the job.
 Setup (not timed): the synthetic 15,000-fund universe (five years of business days plus a week, five 유형,
 30 운용사; ``service_load.named_universe``) written as the files an analyst has: the NAV table (wide:
 기준일자 × one column per fund; long: 기준일자, 펀드코드, 기준가격 rows), META and the per-유형 benchmark.
@@ -77,10 +80,10 @@ def main() -> None:
     parser.add_argument("--layout", choices=("wide", "long"), default="wide")
     parser.add_argument("--keep", type=Path, default=None, help="Keep (and reuse) the generated files here.")
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="fund_e2e_"))
+    root = args.keep or Path(tempfile.mkdtemp(prefix="fund_e2e_", dir=Path(__file__).resolve().parents[2]))
     root.mkdir(parents=True, exist_ok=True)
     files = {"data": root / f"nav_{args.layout}.csv", "meta": root / "meta.csv", "benchmark": root / "benchmark.csv"}
-    if not all(p.is_file() for p in files.values()) or args.keep is None:
+    if not all(p.is_file() for p in files.values()):
         t = time.perf_counter()
         files = write_files(root, args.funds, args.layout)
         print(f"setup: wrote {files['data']} ({files['data'].stat().st_size / 2**20:.1f} MiB) in "
