@@ -153,7 +153,24 @@ def replacing_dir(
         if not mine(entry.name):
             _carry(entry, staging / entry.name)
     yield staging
+    os.sync()  # one flush for the whole folder (its files are written plainly: the swap is what is atomic)
     swap_in(staging, target)
+
+
+def write_staged_text(path: Path, text: str, *, encoding: str = "utf-8") -> Path:
+    """A file inside a folder that :func:`replacing_dir` is staging: a plain write, no temporary file or fsync.
+
+    Nothing can read the staging folder as a result before the swap, and the swap is preceded by one
+    ``sync``, so per-file atomicity would only cost (15,000 fsyncs were most of a batch's writing time).
+    """
+    with open(path, "w", encoding=encoding, newline="") as fh:
+        fh.write(text)
+    return path
+
+
+def write_staged_json(path: Path, doc: Any, *, indent: int = 2) -> Path:
+    """:func:`write_staged_text` of the same JSON text :func:`atomic_write_json` writes."""
+    return write_staged_text(path, dumps(doc, indent=indent) + "\n")
 
 
 def _carry(src: Path, dst: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,9 +148,12 @@ def evaluate(
     check_out_dir(out, force)
     when = as_of_flag(as_of)
     files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric}
-    run_evaluate(files, out, risk_free, when, sample_funds, force, chosen_model, inputs)
+    stages = run_evaluate(files, out, risk_free, when, sample_funds, force, chosen_model, inputs)
     if db_url is not None:
+        t0 = time.perf_counter()
         services().store_folder(db_url, out, source="evaluate")
+        stages["store"] = time.perf_counter() - t0
+    console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
 
 def run_evaluate(
@@ -161,13 +165,16 @@ def run_evaluate(
     force: bool,
     chosen_model: dict[str, Any] | None,
     inputs: dict[str, Any],
-) -> None:
+) -> dict[str, float]:
     """Read, grade, (have the model evaluate,) write; any expected error ends the command with its message.
 
-    ``files``: ``data`` (None: the built-in sample), ``meta``, ``benchmark``, ``rubric``."""
+    ``files``: ``data`` (None: the built-in sample), ``meta``, ``benchmark``, ``rubric``. Returns the
+    seconds each stage took (read, grade, model, write), which the command prints on one line."""
     from evaluator.domains.fund.rubric import resolve_rubric
 
+    stages: dict[str, float] = {}
     try:
+        t = time.perf_counter()
         doc = resolve_rubric(files["rubric"])
         universe = read_universe(
             files,
@@ -175,15 +182,27 @@ def run_evaluate(
             options=inputs,
             sample_funds=sample_funds,
         )
+        t = _lap(stages, "read", t)
         print_inputs(universe)
         evaluation = _grade(universe, doc, as_of, inputs)
+        t = _lap(stages, "grade", t)
         evaluations, run = model_evaluations(evaluation, chosen_model) if chosen_model else (None, None)
+        if chosen_model:
+            t = _lap(stages, "model", t)
         outcome = _write(evaluation, out, force, universe.warnings, evaluations, run)
+        _lap(stages, "write", t)
     except expected_errors() as exc:
         fail(str(exc))
     _print_summary(evaluation, outcome, [*universe.warnings, *run_notes(evaluation)])
     if evaluations is not None:
         print_model_summary(outcome)
+    return stages
+
+
+def _lap(stages: dict[str, float], name: str, since: float) -> float:
+    now = time.perf_counter()
+    stages[name] = now - since
+    return now
 
 
 def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, inputs: dict[str, Any]) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.data.fast_csv import read_long_csv, read_wide_csv
 from evaluator.domains.fund.data.readers import (
     DataError,
     canonical,
@@ -163,7 +164,22 @@ def load_navs(
 def load_navs_with_adjustments(
     path: str | os.PathLike[str], sheet: str | None = None, type_column: str | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[str]], pd.DataFrame, list[str], dict[str, Any], Adjustments | None]:
-    """:func:`load_navs` plus the file's adjusted-NAV / distribution tables (long layout only)."""
+    """:func:`load_navs` plus the file's adjusted-NAV / distribution tables (long layout only).
+
+    A clean wide or long CSV takes the fast path (:mod:`fast_csv`), which gives exactly what the general
+    path would; anything it cannot prove the same for is read the general way."""
+    plain = sheet is None and type_column is None
+    fast = read_wide_csv(path, f"DATA {path}") if plain else None
+    if fast is not None:
+        navs, issues, rows, columns, encoding = fast
+        empty = pd.DataFrame(index=pd.Index([], name="fund_code"))
+        info = {"path": str(path), "layout": "wide", "encoding": encoding, "rows": rows, "columns": columns}
+        return navs, issues, empty, [], info, None
+    fast_long = read_long_csv(path, f"DATA {path}") if plain else None
+    if fast_long is not None:
+        navs, row_meta, notes, rows, columns, encoding = fast_long
+        info = {"path": str(path), "layout": "long", "encoding": encoding, "rows": rows, "columns": columns}
+        return navs, {}, row_meta, notes, info, None
     frame, encoding = read_table(path, "DATA", sheet)
     columns = [str(c) for c in frame.columns]
     navs, issues, meta, warnings, layout, adjustments = read_navs_frame(frame, f"DATA {path}", type_column)

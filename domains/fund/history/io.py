@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluator.core.outputs import atomic_write_json, atomic_write_text, replacing_dir
+from evaluator.core.outputs import atomic_write_json, atomic_write_text, replacing_dir, write_staged_json
 from evaluator.domains.fund.history.run import History
 from evaluator.domains.fund.reports.batch import BatchOutcome, write_reports
 
@@ -113,7 +113,7 @@ def write_history(
             target = folder / LATEST / name
             doc = json.loads(target.read_text(encoding="utf-8"))
             doc["grade_history"] = path
-            atomic_write_json(target, doc)
+            write_staged_json(target, doc)
         latest = dataclasses.replace(
             latest,
             folder=final / LATEST,

@@ -24,6 +24,7 @@ from evaluator.core.outputs import (
     path_inside,
     replacing_dir,
     safe_filename,
+    write_staged_json,
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
 from evaluator.domains.fund.engine.results import Evaluation
@@ -55,6 +56,17 @@ def report_names(codes: Sequence[str]) -> dict[str, str]:
         used.add(name.lower())
         names[code] = name + ".json"
     return names
+
+
+def _inside(base: Path, name: str) -> Path:
+    """``base / name`` for a name from :func:`report_names` (safe characters, no leading dot), checked so.
+
+    :func:`~evaluator.core.outputs.path_inside` proves the same by resolving every path; with 15,000 names
+    from ``safe_filename`` the character check is the proof, at a fraction of the cost."""
+    stem = name[: -len(".json")]
+    if not name.endswith(".json") or safe_filename(stem, default="") != stem:
+        return path_inside(base, stem, ".json")
+    return base / name
 
 
 def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]) -> list[str]:
@@ -116,17 +128,19 @@ def _write_batch(
     files: dict[str, str] = {}
     failures: dict[str, str] = {}
     total = len(evaluation.funds)
+    every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
+    base = folder.resolve()
     for done, fund in enumerate(evaluation.funds, 1):
         try:
-            target = path_inside(folder, names[fund.fund_code][: -len(".json")], ".json")
+            target = _inside(base, names[fund.fund_code])
             doc = build_report(fund, evaluation.rubric)
             if model_evaluations is not None:
                 doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-            atomic_write_json(target, doc)
+            write_staged_json(target, doc)  # inside the staging folder: the swap makes the batch atomic
             files[fund.fund_code] = target.name
         except Exception as exc:  # one fund's failure must not lose the others' reports
             failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
-        if on_progress is not None:
+        if on_progress is not None and (done % every == 0 or done == total):
             on_progress(done, total)
     warnings = [*warnings, *_write_series(evaluation, folder, files)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)

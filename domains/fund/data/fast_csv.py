@@ -1,0 +1,164 @@
+"""The fast path for the monthly job's usual inputs: a clean wide CSV (기준일자 × one column per fund) or a
+clean long CSV (기준일자, 펀드코드, 기준가격 rows, with descriptive columns).
+
+The general reader takes every cell as text, melts a wide table into one row per fund and date, checks the
+rows and pivots them back: right for every odd input, but ~50× slower than parsing the numbers directly.
+Here the file is parsed once by pandas' C reader straight into floats, and the row checks become column
+checks. It only answers when the result is provably the general path's (wide: every fund column parses as
+numbers or a blank spelling — ``-``, ``N/A``, ``#N/A`` … in any case —, the dates all read, strictly rise and
+never repeat, every fund column has a distinct, non-empty name that is not another known column; long: see
+:func:`read_long_csv`).
+Anything else returns None and the general path reads the file, so every message, reason code and accepted
+spelling stays exactly as it is. pandas' C parser is used rather than pyarrow's CSV reader because both
+paths must turn each cell's text into the same double: the general path parses text with pandas too, and
+equality is asserted bit for bit in the tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evaluator.domains.fund.data.readers import BLANKS, EXCEL_SUFFIXES, canonical, decode, parse_dates
+from evaluator.domains.fund.data.rows import add_issue
+
+ALL_BLANK = "기준가격이 모두 비어 있습니다 (값이 있는 기준일이 없습니다)"
+"""The general path's reason for a fund column without a single price (kept word for word)."""
+
+
+def _spellings(token: str) -> set[str]:
+    """Every upper/lower-case spelling of a blank token (``is_blank`` compares lower-cased text)."""
+    options = [(c.lower(), c.upper()) if c.isalpha() else (c,) for c in token]
+    return {"".join(p) for p in itertools.product(*options)}
+
+
+NA_VALUES = sorted(set().union(*(_spellings(t) for t in BLANKS)))
+
+
+def _header(raw: bytes, encoding: str) -> list[str] | None:
+    """The first line's column names as pandas names them (leading spaces skipped); None when odd."""
+    end = raw.find(b"\n")
+    first = (raw if end < 0 else raw[:end]).rstrip(b"\r")
+    try:
+        cells = next(csv.reader([first.decode(encoding)], skipinitialspace=True))
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        return None
+    if len(set(cells)) != len(cells) or any(c == "" for c in cells):
+        return None  # pandas would rename these (A.1, Unnamed: 3): the general path
+    return cells
+
+
+def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str, list[str]], int, list[str], str] | None:
+    """(NAV matrix, issues, data rows, columns, encoding) of a clean wide CSV, or None to use the general path."""
+    p = Path(path)
+    if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
+        return None
+    raw = p.read_bytes()
+    _, encoding = decode(raw, f"DATA {p}")
+    header = _header(raw, encoding)
+    if header is None:
+        return None
+    known = [canonical(c) for c in header]
+    if known.count("date") != 1 or any(k is not None and k != "date" for k in known):
+        return None  # a long layout, a title row above the header, or descriptive columns: the general path
+    date_col = header[known.index("date")]
+    funds = [c for c in header if c != date_col]
+    names = [str(c).strip() for c in funds]
+    if not funds or "" in names or len(set(names)) != len(names):
+        return None
+    try:  # bytes, not decoded text: pandas' C reader is twice as fast on them
+        frame = pd.read_csv(
+            io.BytesIO(raw), encoding=encoding, dtype={date_col: str}, keep_default_na=False,
+            na_values=NA_VALUES, skipinitialspace=True, engine="c",
+        )
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
+        return None
+    kinds = frame.dtypes.drop(date_col).map(lambda d: d.kind)
+    if list(frame.columns) != header or not kinds.isin(("f", "i")).all():
+        return None  # a cell that is neither a number nor a blank spelling: the general path names it
+    date_text = frame[date_col].astype(str).str.strip()
+    if date_text.duplicated().any():
+        return None  # repeated dates (or exact duplicate rows) are reported by the general path
+    dates = parse_dates(frame[date_col])
+    if dates.isna().any() or not (dates.is_monotonic_increasing and dates.is_unique):
+        return None
+    values = frame[funds].to_numpy(dtype=np.float64)
+    priced = ~np.isnan(values)
+    has_price = priced.any(axis=0)
+    issues: dict[str, list[str]] = {}
+    for name, ok in zip(names, has_price, strict=True):
+        if not ok:
+            add_issue(issues, name, ALL_BLANK)
+    keep_rows = priced.any(axis=1)
+    order = np.argsort(np.asarray(names, dtype=object)[has_price], kind="stable")
+    kept = np.flatnonzero(has_price)[order]
+    navs = pd.DataFrame(
+        values[np.ix_(keep_rows, kept)], index=pd.DatetimeIndex(dates[keep_rows].to_numpy(), name="date"),
+        columns=pd.Index([names[i] for i in kept], dtype=object).astype(str),  # the general path's label type
+    )
+    return navs, issues, len(frame), [str(c) for c in header], encoding
+
+
+def read_long_csv(
+    path: str | Path, source: str
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], int, list[str], str] | None:
+    """(NAV matrix, row metadata, unit notes, data rows, columns, encoding) of a clean long CSV, or None.
+
+    Clean: every column a known one (기준일자, 펀드코드, 기준가격 and descriptive ones such as 펀드명 or
+    유형, each once, no adjustment columns), every price a number, every code non-empty, every date
+    readable, and each fund's dates strictly rising in file order. Anything else is the general path's.
+    """
+    from evaluator.domains.fund.data.readers import column_units, rename_known
+    from evaluator.domains.fund.data.rows import ADJUSTMENT_COLUMNS, apply_units, meta_from_rows
+
+    p = Path(path)
+    if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
+        return None
+    text, encoding = decode(p.read_bytes(), f"DATA {p}")
+    try:
+        header = pd.read_csv(io.StringIO(text), nrows=0, dtype=str, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+        return None
+    known = [canonical(c) for c in header.columns]
+    if None in known or len(set(known)) != len(known) or not {"date", "fund_code", "nav"} <= set(known):
+        return None
+    if set(known) & set(ADJUSTMENT_COLUMNS):
+        return None
+    nav_col = header.columns[known.index("nav")]
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), dtype={c: (np.float64 if c == nav_col else str) for c in header.columns},
+            keep_default_na=False, na_values={nav_col: []}, skipinitialspace=True, engine="c",
+        )
+    except (ValueError, pd.errors.ParserError):
+        return None  # a price that is not a plain number (a blank, a typo, 1,234): the general path
+    units = column_units(frame)
+    frame = rename_known(frame)
+    nav = frame["nav"].to_numpy(dtype=np.float64)
+    codes = frame["fund_code"].astype(str)
+    if np.isnan(nav).any() or (codes.str.strip() != codes).any() or (codes == "").any():
+        return None
+    dates = parse_dates(frame["date"])
+    if dates.isna().any():
+        return None
+    code_id, uniques = pd.factorize(codes, sort=True)
+    day = dates.to_numpy()
+    order = np.lexsort((np.arange(len(day)), code_id))  # each fund's rows in file order
+    same = code_id[order][1:] == code_id[order][:-1]
+    if (same & (day[order][1:] <= day[order][:-1])).any():
+        return None  # a repeated or earlier date within a fund: the general path names it
+    day_id, day_uniques = pd.factorize(day, sort=True)
+    values = np.full((len(day_uniques), len(uniques)), np.nan)
+    values[day_id, code_id] = nav
+    navs = pd.DataFrame(
+        values, index=pd.DatetimeIndex(day_uniques, name="date"),
+        columns=pd.Index(list(uniques), dtype=object).astype(str),
+    )
+    notes: list[str] = []
+    meta = apply_units(meta_from_rows(frame), units, source, notes)
+    return navs, meta, notes, len(frame), [str(c) for c in header.columns], encoding
