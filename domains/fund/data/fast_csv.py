@@ -113,52 +113,76 @@ def read_long_csv(
     유형, each once, no adjustment columns), every price a number, every code non-empty, every date
     readable, and each fund's dates strictly rising in file order. Anything else is the general path's.
     """
-    from evaluator.domains.fund.data.readers import column_units, rename_known
+    from evaluator.domains.fund.data.readers import rename_known
     from evaluator.domains.fund.data.rows import ADJUSTMENT_COLUMNS, apply_units, meta_from_rows
 
     p = Path(path)
     if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
         return None
-    text, encoding = decode(p.read_bytes(), f"DATA {p}")
-    try:
-        header = pd.read_csv(io.StringIO(text), nrows=0, dtype=str, skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError):
+    raw = p.read_bytes()
+    _, encoding = decode(raw, f"DATA {p}")
+    header = _header(raw, encoding)
+    if header is None:
         return None
-    known = [canonical(c) for c in header.columns]
+    known = [canonical(c) for c in header]
     if None in known or len(set(known)) != len(known) or not {"date", "fund_code", "nav"} <= set(known):
         return None
     if set(known) & set(ADJUSTMENT_COLUMNS):
         return None
-    nav_col = header.columns[known.index("nav")]
+    date_col, code_col, nav_col = (header[known.index(k)] for k in ("date", "fund_code", "nav"))
+    # dates and codes repeat on every row: as categories they are parsed and checked once per distinct value
+    dtypes = {c: str for c in header} | {date_col: "category", code_col: "category", nav_col: np.float64}
     try:
         frame = pd.read_csv(
-            io.StringIO(text), dtype={c: (np.float64 if c == nav_col else str) for c in header.columns},
-            keep_default_na=False, na_values={nav_col: []}, skipinitialspace=True, engine="c",
+            io.BytesIO(raw), encoding=encoding, dtype=dtypes, keep_default_na=False, na_values={nav_col: []},
+            skipinitialspace=True, engine="c",
         )
-    except (ValueError, pd.errors.ParserError):
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
         return None  # a price that is not a plain number (a blank, a typo, 1,234): the general path
-    units = column_units(frame)
-    frame = rename_known(frame)
-    nav = frame["nav"].to_numpy(dtype=np.float64)
-    codes = frame["fund_code"].astype(str)
-    if np.isnan(nav).any() or (codes.str.strip() != codes).any() or (codes == "").any():
+    del raw
+    if list(frame.columns) != header:
         return None
-    dates = parse_dates(frame["date"])
-    if dates.isna().any():
+    nav = frame[nav_col].to_numpy(dtype=np.float64)
+    code_cat, date_cat = frame[code_col].cat, frame[date_col].cat
+    names = pd.Index(code_cat.categories.astype(str))
+    if np.isnan(nav).any() or (code_cat.codes < 0).any() or (date_cat.codes < 0).any():
         return None
-    code_id, uniques = pd.factorize(codes, sort=True)
-    day = dates.to_numpy()
-    order = np.lexsort((np.arange(len(day)), code_id))  # each fund's rows in file order
+    if (names.str.strip() != names).any() or (names == "").any():
+        return None
+    day_of_cat = parse_dates(pd.Series(date_cat.categories.astype(str), dtype=object))
+    if day_of_cat.isna().any() or not day_of_cat.is_unique:
+        return None  # an unreadable date, or one day spelled two ways: the general path
+    code_rank = np.argsort(np.argsort(names.to_numpy(dtype=object), kind="stable"))  # category → sorted position
+    day_rank = np.argsort(np.argsort(day_of_cat.to_numpy(), kind="stable"))
+    code_id = code_rank[code_cat.codes.to_numpy()]
+    day_id = day_rank[date_cat.codes.to_numpy()]
+    order = np.argsort(code_id, kind="stable")  # each fund's rows, in file order
     same = code_id[order][1:] == code_id[order][:-1]
-    if (same & (day[order][1:] <= day[order][:-1])).any():
+    if (same & (day_id[order][1:] <= day_id[order][:-1])).any():
         return None  # a repeated or earlier date within a fund: the general path names it
-    day_id, day_uniques = pd.factorize(day, sort=True)
-    values = np.full((len(day_uniques), len(uniques)), np.nan)
+    used_days = np.unique(day_id)
+    values = np.full((len(day_of_cat), len(names)), np.nan)
     values[day_id, code_id] = nav
+    days = np.sort(day_of_cat.to_numpy())
+    present = np.unique(code_id)
     navs = pd.DataFrame(
-        values, index=pd.DatetimeIndex(day_uniques, name="date"),
-        columns=pd.Index(list(uniques), dtype=object).astype(str),
+        values[np.ix_(used_days, present)], index=pd.DatetimeIndex(days[used_days], name="date"),
+        columns=pd.Index(list(np.sort(names.to_numpy(dtype=object))[present]), dtype=object).astype(str),
     )
     notes: list[str] = []
-    meta = apply_units(meta_from_rows(frame), units, source, notes)
-    return navs, meta, notes, len(frame), [str(c) for c in header.columns], encoding
+    meta_cols = [c for c in frame.columns if c not in (date_col, code_col, nav_col)]
+    row_meta = pd.DataFrame({"fund_code": frame[code_col].astype(str)}) if meta_cols else None
+    if row_meta is not None:
+        for c in meta_cols:
+            row_meta[c] = frame[c]
+        row_meta = rename_known(row_meta)
+    meta = apply_units(meta_from_rows(row_meta) if row_meta is not None else
+                       pd.DataFrame(index=pd.Index([], name="fund_code")), units_of(header, frame), source, notes)
+    return navs, meta, notes, len(frame), list(header), encoding
+
+
+def units_of(header: list[str], frame: pd.DataFrame) -> dict[str, tuple[str, str, float]]:
+    """The money columns' header units, read as the general path reads them (from the header alone)."""
+    from evaluator.domains.fund.data.readers import column_units
+
+    return column_units(frame.iloc[:0][list(header)])
