@@ -87,7 +87,7 @@ def test_readme_is_short_and_its_docs_map_resolves() -> None:
     nav = set(re.findall(r":\s+(\S+\.md)\s*$", (REPO / "mkdocs.yml").read_text(encoding="utf-8"), re.M))
     mapped = {link.removeprefix("docs/").split("#")[0] for link in local}
     mapped |= {"analysts/fund-pack.md", "benchmarks.md"}  # shown on GitHub as domains/fund/… and benchmarks/…
-    assert nav - mapped <= {"index.md", "researchers/ko-grammar-pack.md", "experiments.md"}
+    assert nav - mapped <= {"index.md", "researchers/korean-grammar-pack.md", "experiments.md"}
 
 
 def test_readme_commands_are_the_getting_started_commands() -> None:
