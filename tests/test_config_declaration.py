@@ -1,4 +1,4 @@
-"""The run config is declared once: every flag, the README table, TRL's arguments and the hardware defaults
+"""The run config is declared once: every flag, the config reference page, TRL's arguments and the hardware defaults
 are derived from ``TrainConfig``, and the older flag names still parse to the same fields."""
 
 from __future__ import annotations
@@ -95,9 +95,9 @@ def test_reward_weight_items_are_checked() -> None:
             parse_weights([bad])
 
 
-def test_readme_config_table_is_the_declaration() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert config_table() in readme
+def test_config_reference_page_is_the_declaration() -> None:
+    page = (REPO / "docs" / "reference" / "config.md").read_text(encoding="utf-8")
+    assert config_table() in page
     assert config_table().count("\n") == len(FIELDS) + 2
 
 

@@ -33,7 +33,7 @@ def _f(default: Any, help: str, *flags: str, cli: str | None = None, trl: str | 
 
 @dataclass
 class TrainConfig:
-    """Every knob of a GRPO (or SFT) run. Field help texts feed the README's config reference."""
+    """Every knob of a GRPO (or SFT) run. Field help texts feed the config reference page (docs/reference/config.md)."""
 
     domain: str = _f(DEFAULT_DOMAIN, "Domain pack name (`evaluator domains list`); several: `a,b` (comma-separated) with `mix`.")
     mix: list[float] | None = _f(None, "Mixing weights of the packs named in `domain` (one adapter on all of them).")
@@ -185,7 +185,7 @@ def field_help(cls: type[TrainConfig] = TrainConfig) -> list[tuple[str, str, str
 
 
 def config_table() -> str:
-    """The README's config reference, generated from the declaration (a test keeps the README equal to it)."""
+    """The config reference page's table, generated from the declaration (a test keeps the page equal to it)."""
     rows = ["| field | default | meaning |", "|---|---|---|"]
     rows += [f"| `{name}` | `{default}` | {text} |" for name, default, text in field_help()]
     return "\n".join(rows) + "\n"

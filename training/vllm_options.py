@@ -23,7 +23,7 @@ VLLM_MIN, VLLM_MAX = Version("0.22.0"), Version("0.31.0")
 INSTALL_HINT = (
     "install the vllm extra on a CUDA machine: pip install 'evaluator[vllm]' (vLLM 0.22–0.31, the window TRL "
     "1.16 accepts; each vLLM release pins its own torch, so install it first and let it choose torch — "
-    "see README, 'vLLM rollouts')"
+    "see docs/operators/gpus.md, 'vLLM rollouts')"
 )
 
 

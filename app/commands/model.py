@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
 
         from evaluator.models.presets import PRESETS
 
-        table = Table(box=None, caption="chat templates are handled automatically (see README)")
+        table = Table(box=None, caption="chat templates are handled automatically (see docs/researchers/gpu-quickstart.md)")
         table.add_column("preset", no_wrap=True)
         table.add_column("hub id", no_wrap=True)
         table.add_column("family", no_wrap=True)
