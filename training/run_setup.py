@@ -34,8 +34,34 @@ def prepare_run_dir(cfg: TrainConfig) -> Path:
         raise OutputExistsError(
             f"{out} already holds a run; pass --resume to continue it or --force to start over in it"
         )
+    if out.is_dir() and cfg.force:
+        clear_run_outputs(out, cfg)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+RUN_OUTPUTS = ("README.md", "metrics.jsonl", "completions.jsonl", "run_config.yaml", "run_summary.json", "final", "best_adapter",
+               "judge_evaluations.jsonl", "grpo_audit.jsonl", "eval", "plots", "runs")
+"""What a run writes into its folder (with ``checkpoint-N`` and the ``*.before-resume`` files)."""
+
+
+def is_run_output(name: str) -> bool:
+    stem = name.split(".before-resume")[0]
+    return stem in RUN_OUTPUTS or name.startswith(CHECKPOINT_PREFIX)
+
+
+def clear_run_outputs(out: Path, cfg: TrainConfig) -> None:
+    """``--force``: remove the earlier run's outputs first, so no old checkpoint, metric row or best adapter
+    is ever read as this run's (a later ``--resume`` would otherwise continue the old run's checkpoint).
+    Other files (an experiment job's spec and log) stay; a start model inside the folder is refused."""
+    if cfg.init_from and Path(out).resolve() in Path(cfg.init_from).resolve().parents:
+        raise TrainingError(f"--init-from {cfg.init_from} lies inside {out}, which --force would clear")
+    for entry in out.iterdir():
+        if is_run_output(entry.name):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
 
 def last_checkpoint(out: Path) -> Path | None:
