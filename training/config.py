@@ -46,7 +46,7 @@ class TrainConfig:
     output_dir: str = _f(
         f"runs/{DEFAULT_DOMAIN}", "Where adapters, checkpoints, metrics and summaries go.", "-o", trl="derived"
     )
-    force: bool = _f(False, "Write into a non-empty output dir that is not being resumed.")
+    force: bool = _f(False, "Start over in a non-empty output dir: the earlier run's outputs are removed first.")
     quantize: str | None = _f(None, "`4bit` (NF4, double quant) or `none`. None = 4bit on CUDA, none on CPU.")
     lora: bool = _f(True, "Train a LoRA adapter (False = full fine-tune).")
     lora_r: int = _f(16, "LoRA rank.", "--lora-rank")
