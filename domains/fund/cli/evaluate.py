@@ -40,6 +40,7 @@ fund_app = typer.Typer(
 def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     from rich.table import Table
 
+    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
     from evaluator.domains.fund.reports.report import grade_distribution
 
     table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
@@ -56,6 +57,9 @@ def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     for fund_type, row in distribution.items():
         table.add_row(fund_type, *(str(row[k]) for k in keys))
     console.print(table)
+    line = console_line(data_checks(evaluation))
+    if line:
+        err_console.print(f"[yellow]{line}[/]")
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
     if outcome.failures:

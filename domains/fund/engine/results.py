@@ -239,7 +239,7 @@ def package_results(a: BatchArrays) -> list[FundResult]:
     return out
 
 
-ERROR_CODES = frozenset({"nav_outlier"})
+ERROR_CODES = frozenset({"nav_outlier", "nav_outlier_unconfirmed"})
 """Reason codes that go with an ``error`` status; the others go with ``not_rated``."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from evaluator.core.schemas import load_schema
 from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
+from evaluator.domains.fund.reports.data_checks import data_checks
 from evaluator.methodology.rubric import PERIODS, criteria_for
 from evaluator.methodology.rubric_scale import grade_scale
 
@@ -254,6 +255,7 @@ def build_summary(
         },
         "peer_context": evaluation.peers,
         "warnings": list(dict.fromkeys([*warnings, *(evaluation.inputs.get("calendar") or {}).get("notes", [])])),
+        "data_checks": data_checks(evaluation),
         "funds": [
             {
                 "fund_code": f.fund_code,
