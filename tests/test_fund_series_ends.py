@@ -158,3 +158,24 @@ def test_summary_and_console_name_every_refused_fund(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "repaired 1 (K002)" in result.output
     summary = json.loads((tmp_path / "b" / "summary.json").read_text(encoding="utf-8"))
     assert summary["data_checks"] == {"refused": [], "repaired": ["K002"], "kept": []}
+
+
+@pytest.mark.parametrize("gear", [2.0, -2.0])
+def test_a_geared_fund_moving_twice_its_market_on_the_last_day_is_graded(gear: float) -> None:
+    rng = np.random.default_rng(15)
+    dates = pd.bdate_range(end="2025-06-30", periods=252 * 4)
+    m = rng.normal(3e-4, 0.01, len(dates))
+    m[-1] = -0.25  # the market falls 25 % on the as-of date: a 2× fund −50 %, a −2× fund +50 %
+    funds = {f"P{i:02d}": m * rng.uniform(0.8, 1.2) + rng.normal(0, 0.004, len(dates)) for i in range(8)}
+    funds["GEAR"] = gear * m + rng.normal(0, 0.002, len(dates))
+    navs = pd.DataFrame({c: 1000 * np.cumprod(1 + r) for c, r in funds.items()}, index=dates)
+    meta = pd.DataFrame(
+        {"type": "국내주식형", "set_amount": 1e11}, index=pd.Index(navs.columns, name="fund_code")
+    )
+    bench = pd.Series(1000 * np.cumprod(1 + m), index=dates)
+    for b in (bench, None):  # against its benchmark, and against its 유형 median alone
+        f = evaluate_universe(navs, meta, benchmark=b).fund("GEAR")
+        assert f.status == OK and not f.reason_codes, f.errors
+    typo = navs.copy()
+    typo.iloc[-1, typo.columns.get_loc("GEAR")] *= 10  # a typo on that same day is still refused
+    assert evaluate_universe(typo, meta, benchmark=bench).fund("GEAR").status == ERROR

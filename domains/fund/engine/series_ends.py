@@ -44,6 +44,9 @@ from evaluator.domains.fund.engine.outliers import (
 )
 
 NAV_OUTLIER_UNCONFIRMED = "nav_outlier_unconfirmed"
+MIN_R2 = 0.5
+"""A fund's gearing on its market is used only where its returns follow the market this closely."""
+MAX_BETA = 3.0
 
 
 @dataclass
@@ -119,7 +122,8 @@ def _last_jumps(
         return {}
     sigma = _robust_sigma(levels, rows, cols)
     b, p = _market(levels, rows, cols, groups, bench_levels, bench_of_fund)
-    ex = _excess(jump, b, p)
+    idx = rows[:, None] + np.arange(-WINDOW - 1, 0)[None, :]
+    ex = _geared_excess(levels, cols, idx, jump, b, p, groups, bench_levels, bench_of_fund)
     hit = (
         np.isfinite(sigma) & (np.abs(ex) >= np.maximum(MIN_JUMP, Z * sigma)) & (np.sign(ex) == np.sign(jump))
     )
@@ -169,11 +173,63 @@ def _first_prices(
     )
     sigma = np.where(count >= MIN_OBS, 1.4826 * mad, np.nan)
     b, p = _market(levels, s + 1, cand, groups, bench_levels, bench_of_fund)
-    ex = _excess(step, b, p)
+    ex = _geared_excess(levels, cand, idx, step, b, p, groups, bench_levels, bench_of_fund)
     hit = (
         np.isfinite(sigma) & (np.abs(ex) >= np.maximum(MIN_JUMP, Z * sigma)) & (np.sign(ex) == np.sign(step))
     )
     return {int(c): int(row) for c, row in zip(cand[hit].tolist(), s[hit].tolist(), strict=True)}
+
+
+def _geared_excess(
+    levels: np.ndarray,
+    cols: np.ndarray,
+    idx: np.ndarray,
+    step: np.ndarray,
+    bench: np.ndarray,
+    peers: np.ndarray,
+    groups: np.ndarray,
+    bench_levels: np.ndarray | None,
+    bench_of_fund: np.ndarray | None,
+) -> np.ndarray:
+    """The step less whichever market move explains it best: the benchmark's or the 유형 median's move, or
+    that move times the fund's gearing (a 2× or −2× fund moves twice its market, or against it).
+
+    The gearing β is the least-squares slope of the fund's returns on its market's over the window rows
+    ``idx`` (the dates before a last jump, after a first price), used only where the fit is close
+    (R² ≥ ``MIN_R2``) and clipped to ±``MAX_BETA``: a typo (×10 is a log step of 2.3) is never explained.
+    """
+    out = _excess(step, bench, peers)
+    n = levels.shape[0]
+    for k, c in enumerate(cols.tolist()):
+        w = idx[k][(idx[k] >= 0) & (idx[k] < n)]
+        b = int(bench_of_fund[c]) if bench_levels is not None and bench_of_fund is not None else -1
+        with np.errstate(all="ignore"):
+            fund = np.diff(np.log(levels[w, c]))
+            if b >= 0:
+                market = np.diff(np.log(bench_levels[w, b]))  # type: ignore[index]
+                today = bench[k]
+            else:
+                members = np.flatnonzero(groups == groups[c])
+                if members.size < 3:
+                    continue
+                market = np.nanmedian(np.diff(np.log(levels[np.ix_(w, members)]), axis=0), axis=1)
+                today = peers[k]
+        ok = np.isfinite(fund) & np.isfinite(market)
+        if ok.sum() < MIN_OBS or not np.isfinite(today):
+            continue
+        f, m = fund[ok], market[ok]
+        var = float(np.var(m))
+        if var <= 0:
+            continue
+        beta = float(np.cov(f, m, bias=True)[0, 1] / var)
+        resid = f - f.mean() - beta * (m - m.mean())
+        total = float(np.var(f))
+        if total <= 0 or 1 - float(np.var(resid)) / total < MIN_R2:
+            continue
+        geared = step[k] - float(np.clip(beta, -MAX_BETA, MAX_BETA)) * today
+        if abs(geared) < abs(out[k]):
+            out[k] = geared
+    return out
 
 
 def _price_text(dates: pd.DatetimeIndex, prices: np.ndarray, row: int, other: int) -> str:
