@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluator.core.schemas import load_schema
+from evaluator.domains.fund.engine.checks import years_ko
 from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
 from evaluator.domains.fund.reports.data_checks import data_checks
 from evaluator.methodology.rubric import PERIODS, criteria_for
@@ -44,12 +45,13 @@ def bottom_percent(top_percent: float, size: int) -> float:
     return 100.0 - top_percent + (100.0 / size if size else 0.0)
 
 
-def standing_ko(top_percent: float, size: int) -> str:
+def standing_ko(top_percent: float, size: int, bottom: float | None = None) -> str:
     """Where a fund stands in its peer group, in Korean: ``상위 20.0%`` in the upper half, ``하위 20.0%`` below it
-    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``)."""
+    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``). ``bottom``: the engine's 하위 share by the
+    share-class weights (default: every fund weighs 1)."""
     if top_percent <= 50.0:
         return f"상위 {top_percent:.1f}%"
-    return f"하위 {bottom_percent(top_percent, size):.1f}%"
+    return f"하위 {bottom if bottom is not None else bottom_percent(top_percent, size):.1f}%"
 
 
 def _who(result: FundResult) -> str:
@@ -78,14 +80,16 @@ def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
         return text
     assert period is not None and m is not None
     weights = ", ".join(f"{PERIOD_KO[p]} {w:g}%" for p, w in result.period_weights.items())
-    standing = standing_ko(float(result.peer_percentile or 0.0), int(result.peer_group_size or 0))
+    standing = standing_ko(
+        float(result.peer_percentile or 0.0), int(result.peer_group_size or 0), result.peer_bottom_percent
+    )
     parts = [
         f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 {standing}로 "
         f"{result.grade_label}입니다.",
     ]
     if result.provisional:
         parts[0] = (
-            f"{who}은(는) 운용기간 {result.history_years or 0:.1f}년으로 정규 등급 대상이 아니어서, "
+            f"{who}은(는) 운용기간 {years_ko(result.history_years or 0)}년으로 정규 등급 대상이 아니어서, "
             f"{PERIOD_KO[period]} 성과로 {result.type} 펀드 {result.peer_group_size}개와 비교해 {standing}의 "
             f"가등급(잠정 등급) {result.grade_label}을 받았습니다."
         )
