@@ -244,9 +244,10 @@ def build_summary(
         "inputs": {k: v for k, v in evaluation.inputs.items() if k != "rubric"},
         **({"grade_scale": dict(evaluation.rubric["grade_scale"])} if evaluation.rubric.get("grade_scale") else {}),
         "funds_total": len(evaluation.funds),
-        "status_counts": {
-            **{s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
+        "status_counts": {  # disjoint: they add up to funds_total
+            OK: int(status.get(OK, 0)) - provisional,
             **({"provisional": provisional} if provisional else {}),
+            **{s: int(status.get(s, 0)) for s in (NOT_RATED, ERROR)},
         },
         "grade_distribution": grade_distribution(evaluation.funds, evaluation.rubric),
         "grade_distribution_by_portfolio": by_portfolio,
