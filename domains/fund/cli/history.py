@@ -42,6 +42,7 @@ def history(
     type_column: str | None = typer.Option(
         None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
     ),
+    class_inference: bool = common.CLASS_INFERENCE,
     sample: bool = common.SAMPLE,
     sample_funds: int = common.SAMPLE_FUNDS,
     sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
@@ -71,6 +72,7 @@ def history(
         "calendar": calendar,
         "type_column": type_column,
         "outliers": common.check_outliers(outliers),
+        "class_inference": class_inference,
     }
     first, last = _months(start, end, freq)
     db_url = services().prepare_db(db)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.data.class_families import INFERRED
 from evaluator.domains.fund.data.readers import DataError
 from evaluator.domains.fund.engine.checks import FundFlags, Lifespan, check_matrix
 from evaluator.domains.fund.engine.eligibility import Covers, eligibility, gate_peer_groups, period_weights
@@ -144,6 +145,7 @@ def evaluate_universe(
     funds = package_results(arrays)
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = _inputs_doc(rubric, risk_free, prepared, market, allow_unadjusted, outliers, graded.families)
+    inputs["share_classes"]["inferred_from_names"] = bool(INFERRED in meta.columns)
     levels = market.levels_measured(codes)
     return Evaluation(
         as_of=as_of_ts.date(), rubric=rubric, funds=funds, peers=graded.peers, inputs=inputs, levels=levels
@@ -368,5 +370,6 @@ def _inputs_doc(
         "share_classes": {
             "grouped": families is not None,
             "portfolios": len({f for f in families if f is not None}) if families is not None else None,
+            "families": int((pd.Series(families).value_counts() > 1).sum()) if families is not None else 0,
         },
     }

@@ -223,6 +223,29 @@ def grade_distribution_by_portfolio(
     return dict(sorted(table.items()))
 
 
+def share_classes_block(evaluation: Evaluation, grouped: bool) -> dict[str, Any]:
+    """How share classes were grouped: by 대표펀드코드, by families inferred from names, or not at all."""
+    info = evaluation.inputs.get("share_classes") or {}
+    inferred = bool(info.get("inferred_from_names"))
+    if not grouped:
+        note = (
+            "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META, and no fund "
+            "names differing only by a class suffix, or --no-class-inference): every fund counts as its own portfolio"
+        )
+    elif inferred:
+        note = (
+            f"share classes were grouped into {info.get('families', 0)} families inferred from fund names (no "
+            "대표펀드코드 column in META): each class counts 1/k in the peer rating scale"
+        )
+    else:
+        note = "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
+    return {
+        "grouped": grouped,
+        "note": note,
+        **({"inferred_families": int(info.get("families", 0))} if grouped and inferred else {}),
+    }
+
+
 def build_summary(
     evaluation: Evaluation,
     files: Mapping[str, str],
@@ -251,13 +274,7 @@ def build_summary(
         },
         "grade_distribution": grade_distribution(evaluation.funds, evaluation.rubric),
         "grade_distribution_by_portfolio": by_portfolio,
-        "share_classes": {
-            "grouped": by_portfolio is not None,
-            "note": "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
-            if by_portfolio is not None
-            else "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META): "
-            "every fund counts as its own portfolio",
-        },
+        "share_classes": share_classes_block(evaluation, by_portfolio is not None),
         "peer_context": evaluation.peers,
         "warnings": list(dict.fromkeys([*warnings, *(evaluation.inputs.get("calendar") or {}).get("notes", [])])),
         "data_checks": data_checks(evaluation),
