@@ -179,3 +179,22 @@ def test_a_geared_fund_moving_twice_its_market_on_the_last_day_is_graded(gear: f
     typo = navs.copy()
     typo.iloc[-1, typo.columns.get_loc("GEAR")] *= 10  # a typo on that same day is still refused
     assert evaluate_universe(typo, meta, benchmark=bench).fund("GEAR").status == ERROR
+
+
+def test_fund_history_names_the_refused_fund_of_its_last_date(tmp_path: Path) -> None:
+    navs, _meta = _universe(seed=16, funds=12)
+    navs.iloc[-1, 4] *= 10
+    long = navs.stack().rename("기준가격").reset_index()
+    long.columns = ["기준일자", "펀드코드", "기준가격"]
+    long["유형"] = "국내주식형"
+    long["설정원본"] = 1e11
+    long.to_csv(tmp_path / "navs.csv", index=False)
+    args = ["fund", "history", str(tmp_path / "navs.csv"), "--from", "2025-04", "--to", "2025-06"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "h")])
+    assert result.exit_code == 0, result.output
+    assert "data checks: refused 1 (K004)" in result.output
+    latest = json.loads((tmp_path / "h" / "latest" / "summary.json").read_text(encoding="utf-8"))
+    assert [r["fund_code"] for r in latest["data_checks"]["refused"]] == ["K004"]
+    table = pd.read_csv(tmp_path / "h" / "history.csv", dtype={"fund_code": str})
+    k4 = table[table["fund_code"] == "K004"].set_index("as_of")["status"]
+    assert k4.iloc[-1] == ERROR and (k4.iloc[:-1] == OK).all()  # refused only on the date it shows

@@ -145,11 +145,17 @@ def _run_history(
             "sources": universe.sources,
             "allow_unadjusted": allow_unadjusted,
             "outliers": outliers,
+            "class_inference": bool(options.get("class_inference", True)),
         }
         warnings = [*universe.warnings, *common.run_notes(result.last)]
         write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
     except common.expected_errors() as exc:
         fail(escape(str(exc)))
+    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
+
+    line = console_line(data_checks(result.last)) if result.last is not None else None
+    if line:  # the last as-of date's refused and repaired funds (latest/summary.json data_checks)
+        err_console.print(f"[yellow]{escape(line)}[/]")
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")
     return result
