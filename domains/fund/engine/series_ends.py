@@ -106,12 +106,12 @@ def _last_jumps(
     rows = r + lo
     found: dict[int, int] = {}
     with np.errstate(all="ignore"):
-        xs = np.log(levels)
-        start = xs[rows - 1, cols]
-        jump = xs[rows, cols] - start
+        start = np.log(levels[rows - 1, cols])
+        jump = np.log(levels[rows, cols]) - start
     keep = []
     for k, (s, c) in enumerate(zip(rows.tolist(), cols.tolist(), strict=True)):
-        path = xs[s:, c] - start[k]
+        with np.errstate(all="ignore"):
+            path = np.log(levels[s:, c]) - start[k]
         size = abs(jump[k])
         back = np.abs(path) <= BACK * size
         held = (np.sign(path) == np.sign(jump[k])) & (np.abs(path) >= HOLD * size)
