@@ -198,3 +198,12 @@ def test_fund_history_names_the_refused_fund_of_its_last_date(tmp_path: Path) ->
     table = pd.read_csv(tmp_path / "h" / "history.csv", dtype={"fund_code": str})
     k4 = table[table["fund_code"] == "K004"].set_index("as_of")["status"]
     assert k4.iloc[-1] == ERROR and (k4.iloc[:-1] == OK).all()  # refused only on the date it shows
+
+
+def test_a_first_date_x10_near_1000_kept_is_not_read_as_a_reset() -> None:
+    navs, meta = _universe(level=1000.0)
+    navs.iloc[0, 5] *= 10  # 10,000 then 1,000: the shape of a 결산 reset to 1,000
+    kept = evaluate_universe(navs, meta, outliers="keep").fund("K005")
+    assert kept.status == OK and "unadjusted_distribution" not in kept.reason_codes
+    assert any("--outliers keep" in w and "첫 기준일" in w for w in kept.warnings)
+    assert not any("결산" in w for w in kept.warnings)
