@@ -273,14 +273,11 @@ def test_stored_batches_hold_the_typo_fund_as_an_error_and_the_mode_is_part_of_t
     assert bad.exit_code != 0 and "error, repair, keep" in bad.output
 
 
-def test_a_jump_on_the_last_dates_that_has_not_come_back_is_graded_with_a_warning() -> None:
+def test_a_jump_on_the_last_dates_that_has_not_come_back_is_not_graded() -> None:
     navs, meta = _small(seed=3)
-    navs.iloc[-1, 4] *= 10  # on the as-of date itself: it may come back tomorrow, or be real
+    navs.iloc[-1, 4] *= 10  # on the as-of date itself: nothing can confirm it, so it is not graded
     ev = evaluate_universe(navs, meta)
     f = ev.fund("F04")
-    assert f.status == OK and NAV_OUTLIER not in f.reason_codes
-    assert any(
-        "평가기준일까지 돌아오지 않았습니다" in w and navs.index[-1].strftime("%Y-%m-%d") in w
-        for w in f.warnings
-    )
-    assert not any("돌아오지 않았습니다" in w for g in ev.funds if g.fund_code != "F04" for w in g.warnings)
+    assert f.status == ERROR and f.reason_codes == ("nav_outlier_unconfirmed",)
+    assert navs.index[-1].strftime("%Y-%m-%d") in f.errors[0] and "돌아오지 않음" in f.errors[0]
+    assert all(g.status == OK for g in ev.funds if g.fund_code != "F04")

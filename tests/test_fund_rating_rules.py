@@ -158,6 +158,9 @@ def test_provisional_reports_summary_and_korean_text() -> None:
     summary = build_summary(ev, {f.fund_code: f"{f.fund_code}.json" for f in ev.funds})
     assert schema_problems(summary, summary_schema()) == []
     assert summary["status_counts"]["provisional"] == 18
+    counts = summary["status_counts"]  # disjoint: ok holds regular grades only, and they add up
+    assert sum(counts.values()) == summary["funds_total"] == len(ev.funds)
+    assert counts["ok"] == sum(f.status == OK and not f.provisional for f in ev.funds)
     row = summary["grade_distribution"]["채권형"]
     assert sum(row[str(g)] for g in range(1, 6)) == 14 and sum(row[f"p{g}"] for g in range(1, 6)) == 9
     assert row["not_rated"] == 3 and row["total"] == 26

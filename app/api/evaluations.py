@@ -108,6 +108,7 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
     """Load, grade, write, and store with the job marked done in the same transaction."""
     from evaluator.app.storage.batches import store_folder
     from evaluator.core.provenance import provenance
+    from evaluator.domains.fund.data.class_families import infer_classes
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.engine.evaluate import evaluate_loaded
     from evaluator.domains.fund.reports.batch import write_reports
@@ -122,6 +123,7 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
     doc = resolve_rubric(None)
     universe = load_universe(staged.files["data"], meta=staged.files.get("meta"),
                              benchmark=staged.files.get("benchmark"))
+    universe = infer_classes(universe)  # share-class families from names, as `fund evaluate` does
     step("지표와 등급 계산 중", 0.3)
     evaluation = evaluate_loaded(universe, doc, as_of=staged.as_of)
     evaluation.inputs["provenance"] = provenance(universe.sources, doc)

@@ -36,6 +36,12 @@ SAMPLE_FUNDS = typer.Option(300, "--sample-funds", help="Funds in the --sample u
 FORCE = typer.Option(
     False, "--force", help="Replace an existing --out folder (written beside it, swapped in when complete)."
 )
+CLASS_INFERENCE = typer.Option(
+    True,
+    "--class-inference/--no-class-inference",
+    help="Without a 대표펀드코드 column in META, group share classes whose names differ only by a class suffix "
+    "(A, C, C-e, 종류A, Class A, …) into one portfolio (default); --no-class-inference counts every class alone.",
+)
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:
@@ -97,15 +103,18 @@ def read_universe(
     sample_years: int | None = None,
 ) -> Universe:
     """The inputs as the engine reads them: the built-in sample when ``files["data"]`` is None, else the
-    files (``data``, ``meta``, ``benchmark``). ``options``: ``sheet``, ``calendar`` and ``type_column``."""
+    files (``data``, ``meta``, ``benchmark``). ``options``: ``sheet``, ``calendar``, ``type_column`` and
+    ``class_inference`` (share-class families from fund names when META names none; default on)."""
+    from evaluator.domains.fund.data.class_families import infer_classes
     from evaluator.domains.fund.data.loaders import load_universe
     from evaluator.domains.fund.data.sample import sample_universe
 
     with console.status("reading inputs…"):
         if files["data"] is None:
             years = {} if sample_years is None else {"years": sample_years}
-            return sample_universe(funds=sample_funds, risk_free=risk_free, realistic=True, **years)
-        return load_universe(
+            universe = sample_universe(funds=sample_funds, risk_free=risk_free, realistic=True, **years)
+            return infer_classes(universe, options.get("class_inference", True))
+        universe = load_universe(
             files["data"],
             meta=files.get("meta"),
             benchmark=files.get("benchmark"),
@@ -114,6 +123,7 @@ def read_universe(
             calendar=options.get("calendar"),
             type_column=options.get("type_column"),
         )
+        return infer_classes(universe, options.get("class_inference", True))
 
 
 def print_inputs(universe: Universe) -> None:

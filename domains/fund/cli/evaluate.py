@@ -14,6 +14,7 @@ from evaluator.domains.fund.cli import services
 from evaluator.domains.fund.cli.common import (
     BENCHMARK,
     CALENDAR,
+    CLASS_INFERENCE,
     DATA_ARG,
     FORCE,
     RISK_FREE,
@@ -41,6 +42,7 @@ fund_app = typer.Typer(
 def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     from rich.table import Table
 
+    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
     from evaluator.domains.fund.reports.report import grade_distribution
 
     table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
@@ -57,6 +59,9 @@ def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     for fund_type, row in distribution.items():
         table.add_row(fund_type, *(str(row[k]) for k in keys))
     console.print(table)
+    line = console_line(data_checks(evaluation))
+    if line:
+        err_console.print(f"[yellow]{line}[/]")
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
     if outcome.failures:
@@ -101,6 +106,7 @@ def evaluate(
         "--type-column",
         help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형, 중유형 or 대유형.",
     ),
+    class_inference: bool = CLASS_INFERENCE,
     sample: bool = SAMPLE,
     sample_funds: int = SAMPLE_FUNDS,
     force: bool = FORCE,
@@ -142,6 +148,7 @@ def evaluate(
         "allow_unadjusted": allow_unadjusted,
         "outliers": check_outliers(outliers),
         "type_column": type_column,
+        "class_inference": class_inference,
     }
     chosen_model = model_options(model, adapter, quantize, backend, batch_size, max_new_tokens, split)
     db_url = services().prepare_db(db)
@@ -258,6 +265,7 @@ def _options(inputs: dict[str, Any]) -> dict[str, Any]:
         "outliers": inputs.get("outliers") if inputs.get("outliers") not in (None, "error") else None,
         "type_column": inputs.get("type_column"),
         "allow_unadjusted": True if inputs.get("allow_unadjusted") else None,
+        "class_inference": False if inputs.get("class_inference") is False else None,
     }
     chosen = {k: v for k, v in chosen.items() if v is not None}
     return {"options": chosen} if chosen else {}

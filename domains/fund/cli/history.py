@@ -42,6 +42,7 @@ def history(
     type_column: str | None = typer.Option(
         None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
     ),
+    class_inference: bool = common.CLASS_INFERENCE,
     sample: bool = common.SAMPLE,
     sample_funds: int = common.SAMPLE_FUNDS,
     sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
@@ -71,6 +72,7 @@ def history(
         "calendar": calendar,
         "type_column": type_column,
         "outliers": common.check_outliers(outliers),
+        "class_inference": class_inference,
     }
     first, last = _months(start, end, freq)
     db_url = services().prepare_db(db)
@@ -143,11 +145,17 @@ def _run_history(
             "sources": universe.sources,
             "allow_unadjusted": allow_unadjusted,
             "outliers": outliers,
+            "class_inference": bool(options.get("class_inference", True)),
         }
         warnings = [*universe.warnings, *common.run_notes(result.last)]
         write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
     except common.expected_errors() as exc:
         fail(escape(str(exc)))
+    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
+
+    line = console_line(data_checks(result.last)) if result.last is not None else None
+    if line:  # the last as-of date's refused and repaired funds (latest/summary.json data_checks)
+        err_console.print(f"[yellow]{escape(line)}[/]")
     for w in warnings:
         err_console.print(f"[yellow]warning:[/] {escape(w)}")
     return result

@@ -43,6 +43,12 @@ def rate_folder(
     """The ``companies.json`` document for a report folder (nothing written)."""
     funds = read_funds(reports_dir)
     warnings = apply_meta(funds, meta) if meta is not None else []
+    if len(funds.frame) and not funds.frame["portfolio_code"].notna().any():
+        warnings.append(
+            "the reports carry no share-class family (portfolio_code): every class counts as its own fund, so a "
+            "운용사 with one fund in several classes looks like several funds; give --meta with 대표펀드코드, or "
+            "grade with `fund evaluate` on META whose fund names show the classes (A, C, C-e, …)"
+        )
     rule = company_rule(rubric, min_funds=min_funds)
     if funds.rubric and funds.rubric.get("name") and str(funds.rubric.get("name")) != str(rubric["name"]):
         warnings.append(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.engine.checks import FundFlags
+from evaluator.domains.fund.engine.checks import FundFlags, years_ko
 from evaluator.methodology.rubric import PERIODS, eligibility_for, peer_groups_of
 
 Covers = Callable[[float], np.ndarray]
@@ -57,7 +57,7 @@ def eligibility(
         rules = rules_of[t]
         if short[i]:
             flags.skip(
-                i, f"운용기간 {history[i]:.1f}년으로 최소 {rules['min_history_years']:g}년에 못 미칩니다"
+                i, f"운용기간 {years_ko(history[i])}년으로 최소 {rules['min_history_years']:g}년에 못 미칩니다"
             )
         if small[i]:
             flags.skip(

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.data.class_families import INFERRED
 from evaluator.domains.fund.data.readers import DataError
 from evaluator.domains.fund.engine.checks import FundFlags, Lifespan, check_matrix
 from evaluator.domains.fund.engine.eligibility import Covers, eligibility, gate_peer_groups, period_weights
@@ -57,6 +58,7 @@ from evaluator.domains.fund.engine.results import (
     package_results,
 )
 from evaluator.domains.fund.engine.scoring import class_counts, family_codes, peer_context
+from evaluator.domains.fund.engine.series_ends import EndTypos, end_prices, find_end_typos, flag_end_typos
 from evaluator.domains.fund.engine.total_return import Adjustments
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.methodology.rubric import PERIODS, criteria_for
@@ -143,6 +145,7 @@ def evaluate_universe(
     funds = package_results(arrays)
     funds.sort(key=lambda f: input_order[f.fund_code])
     inputs = _inputs_doc(rubric, risk_free, prepared, market, allow_unadjusted, outliers, graded.families)
+    inputs["share_classes"]["inferred_from_names"] = bool(INFERRED in meta.columns)
     levels = market.levels_measured(codes)
     return Evaluation(
         as_of=as_of_ts.date(), rubric=rubric, funds=funds, peers=graded.peers, inputs=inputs, levels=levels
@@ -193,7 +196,10 @@ class _Market:
     codes: list[str]
     prepared: Prepared
     groups: np.ndarray
+    ends: EndTypos = field(default_factory=EndTypos)
     resets: Any = None
+    checked: dict[int, str] = field(default_factory=dict)
+    """Funds a data check on the NAVs refused, repaired or kept (the summary names them)."""
 
     @classmethod
     def build(
@@ -213,9 +219,9 @@ class _Market:
         bench_levels, bench_of_fund, bench_info = benchmark_matrix(benchmark, dates, types, flags)
         every = find_outliers(prepared.levels, groups, bench_levels, bench_of_fund)
         found = visible(every, dates, len(dates) - 1, as_of)
-        found.pending = every.pending
+        ends = find_end_typos(prepared.levels, groups, bench_levels, bench_of_fund, skip=set(found.episodes))
         market = Market(dates=dates, rf_annual=rf, bench_levels=bench_levels, bench_of_fund=bench_of_fund)
-        return cls(market, bench_info, found, navs, codes, prepared, groups)
+        return cls(market, bench_info, found, navs, codes, prepared, groups, ends)
 
     def levels_measured(self, codes: list[str]) -> TotalReturnLevels:
         """The total-return and benchmark levels the metrics were measured on (for the NAV charts)."""
@@ -227,6 +233,18 @@ class _Market:
         """NAV typos (per ``outliers``) and unadjusted 결산 resets, as errors, warnings or repairs."""
         found, dates, levels = self.found, self.prepared.dates, self.prepared.levels
         flag_outliers(levels, prices_of(self.navs, self.codes, dates, found), dates, found, flags, outliers)
+        done = {
+            i: {"error": "refused", "repair": "repaired", "keep": "kept"}[outliers] for i in found.episodes
+        }
+        if outliers == "repair":  # an episode longer than the fill limit stays an error
+            done.update({i: "refused" for i in found.episodes if i in flags.errors})
+        ends = self.ends
+        done.update(
+            flag_end_typos(
+                levels, end_prices(self.navs, self.codes, dates, ends), dates, ends, flags, outliers
+            )
+        )
+        self.checked = done
         self.resets = flag_unadjusted(
             self.prepared,
             self.groups,
@@ -234,7 +252,7 @@ class _Market:
             self.market.bench_of_fund,
             flags,
             allow=allow_unadjusted,
-            ignore={i: found.rows(i) for i in found.episodes},
+            ignore={i: found.rows(i) | ends.rows(i) for i in set(found.episodes) | ends.funds()},
         )
 
 
@@ -340,9 +358,18 @@ def _inputs_doc(
             "unadjusted_resets": market.resets,
             "allow_unadjusted": bool(allow_unadjusted),
         },
-        "outliers": {"mode": outliers, "funds": len(market.found.episodes)},
+        "outliers": {
+            "mode": outliers,
+            "funds": len(market.found.episodes),
+            "series_ends": len(market.ends.funds()),
+            **{
+                what: sorted(market.codes[i] for i, d in market.checked.items() if d == what)
+                for what in ("refused", "repaired", "kept")
+            },
+        },
         "share_classes": {
             "grouped": families is not None,
             "portfolios": len({f for f in families if f is not None}) if families is not None else None,
+            "families": int((pd.Series(families).value_counts() > 1).sum()) if families is not None else 0,
         },
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluator.domains.fund.engine.checks import FundFlags
+from evaluator.domains.fund.engine.checks import FundFlags, years_ko
 from evaluator.domains.fund.engine.scoring import Scores, score_funds
 from evaluator.methodology.rubric import PERIODS
 
@@ -54,13 +54,16 @@ def merge_scores(parts: list[tuple[np.ndarray, Scores]], funds: int) -> Scores:
     criteria: dict[str, np.ndarray] = {}
     quant, qual, score, top = nan.copy(), nan.copy(), nan.copy(), nan.copy()
     size, grade = np.zeros(funds, dtype=int), np.full(funds, -1, dtype=int)
+    bottom = nan.copy()
     for mask, s in parts:
+        if s.peer_bottom is not None:
+            bottom = np.where(mask, s.peer_bottom, bottom)
         for cid, values in s.criteria.items():
             criteria[cid] = np.where(mask, values, criteria.get(cid, nan))
         quant, qual = np.where(mask, s.quantitative, quant), np.where(mask, s.qualitative, qual)
         score, top = np.where(mask, s.score, score), np.where(mask, s.peer_percentile, top)
         size, grade = np.where(mask, s.peer_size, size), np.where(mask, s.grade, grade)
-    return Scores(criteria, quant, qual, score, top, size, grade)
+    return Scores(criteria, quant, qual, score, top, size, grade, bottom)
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def provisional_grades(
     graded = young & pool & (scores.grade >= 0)
     for i in np.flatnonzero(base_ok & short & ~reaches).tolist():
         if np.isfinite(history[i]):
-            flags.skip(i, f"운용기간 {history[i]:.1f}년으로 가등급 최소 운용기간 {lo:g}년에도 못 미칩니다")
+            flags.skip(i, f"운용기간 {years_ko(history[i])}년으로 가등급 최소 운용기간 {lo:g}년에도 못 미칩니다")
     for i in np.flatnonzero(young & ~graded).tolist():
         why = f"동류그룹 '{groups[i]}'의 가등급 비교 대상이 최소 {min_peers}개에 못 미칩니다" if small[i] else (
             f"{window} 성과가 없어 가등급을 산출하지 못했습니다"
@@ -119,7 +122,7 @@ def provisional_grades(
         flags.codes.pop(i, None)
         flags.warn(
             i,
-            f"운용기간 {history[i]:.1f}년(가등급 대상 {lo:g}년 이상 {hi:g}년 미만)으로 {window} 성과만으로 "
+            f"운용기간 {years_ko(history[i])}년(가등급 대상 {lo:g}년 이상 {hi:g}년 미만)으로 {window} 성과만으로 "
             f"{int(scores.peer_size[i])}개 펀드와 비교한 가등급입니다",
         )
     return Provisional(young=graded, scores=scores, window=window)

@@ -20,8 +20,9 @@ longest window (``PERIODS``' 10 years before the as-of date) count, so an old ty
 no window contains it. Genuine moves are left alone: a crash shared with the benchmark or the peers, a
 drop that stays down (a 결산 reset: the reset detector's job), a leveraged fund whose ordinary days are
 large. Limits (``domains/fund/README.md``): a typo smaller than about 20 %, one lasting more than
-``MAX_ROWS`` dates or one in a fund's first ``MIN_OBS`` dates is not seen; a jump in the last
-``MAX_ROWS`` dates that has not come back yet (it may tomorrow, or be real) only gets a warning.
+``MAX_ROWS`` dates or one in a fund's first ``MIN_OBS`` dates is not seen here; a jump in the last
+``MAX_ROWS`` dates that has not come back yet, and a fund's first price, are the end-of-series checks'
+(:mod:`~evaluator.domains.fund.engine.series_ends`).
 """
 
 from __future__ import annotations

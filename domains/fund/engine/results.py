@@ -55,6 +55,8 @@ class FundResult:
     provisional: bool = False
     """A provisional grade (가등급): a young fund ranked on the rubric's provisional window."""
     set_amount_krw: float | None = None
+    peer_bottom_percent: float | None = None
+    """The "하위" share of the peer group by the same (class) weights as ``peer_percentile``."""
     """설정원본 in KRW (else 순자산), as the eligibility rule read it; what weighs the fund in its 운용사's score."""
 
 
@@ -156,6 +158,7 @@ def _columns(a: BatchArrays) -> dict[str, Any]:
         "quantitative": _nullable(a.scores.quantitative),
         "final": _nullable(a.scores.score),
         "top": _nullable(a.scores.peer_percentile),
+        "bottom": _nullable(a.scores.peer_bottom) if a.scores.peer_bottom is not None else [None] * n,
         "qual": {
             k: _nullable(np.where(np.isfinite(v), np.asarray(v, dtype=float), np.nan))
             for k, v in a.qualitative.items()
@@ -226,6 +229,7 @@ def package_results(a: BatchArrays) -> list[FundResult]:
                 score=col["final"][i] if rated else None,
                 peer_group_size=int(col["peer_sizes"][i]) if rated else None,
                 peer_percentile=col["top"][i] if rated else None,
+                peer_bottom_percent=col["bottom"][i] if rated else None,
                 grade=grade,
                 grade_label=label,
                 reason_codes=_reason_codes(extra.codes.get(i, ()), status),
@@ -239,7 +243,7 @@ def package_results(a: BatchArrays) -> list[FundResult]:
     return out
 
 
-ERROR_CODES = frozenset({"nav_outlier"})
+ERROR_CODES = frozenset({"nav_outlier", "nav_outlier_unconfirmed"})
 """Reason codes that go with an ``error`` status; the others go with ``not_rated``."""
 
 

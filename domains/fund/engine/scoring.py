@@ -48,6 +48,9 @@ class Scores:
     peer_percentile: np.ndarray
     peer_size: np.ndarray
     grade: np.ndarray
+    peer_bottom: np.ndarray | None = None
+    """The "하위" share: 100 − top + the fund's own share of the group's weight (1/size unweighted, (1/k) /
+    portfolios with share classes), so the last of a group is 하위 (own share), by the same weights."""
 
 
 def group_codes(groups: np.ndarray) -> np.ndarray:
@@ -255,10 +258,16 @@ def score_funds(
     score = np.where(eligible, score, np.nan)
     if families is None:
         top, size = top_percent(score, groups, eligible)
+        with np.errstate(all="ignore"):
+            bottom = 100.0 - top + np.where(size > 0, 100.0 / np.maximum(size, 1), 0.0)
     else:
         rated = eligible & np.isfinite(score)
         k = class_counts(groups, families, rated)
-        top, size = weighted_top_percent(score, groups, rated, 1.0 / np.maximum(k, 1))
+        w = np.where(rated, 1.0 / np.maximum(k, 1), 0.0)
+        top, size = weighted_top_percent(score, groups, rated, w)
+        total = pd.Series(w).groupby(pd.Series(groups, dtype=object)).transform("sum").to_numpy(dtype=float)
+        with np.errstate(all="ignore"):
+            bottom = np.where(rated & (total > 0), 100.0 - top + 100.0 * w / total, np.nan)
     return Scores(
         criteria=criteria,
         quantitative=quant,
@@ -267,6 +276,7 @@ def score_funds(
         peer_percentile=top,
         peer_size=size,
         grade=assign_grades(top, rubric),
+        peer_bottom=bottom,
     )
 
 

@@ -34,6 +34,7 @@ from evaluator.domains.fund.engine.outliers import find_outliers, visible
 from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
 from evaluator.domains.fund.engine.resets import detect_resets
 from evaluator.domains.fund.engine.scoring import family_codes
+from evaluator.domains.fund.engine.series_ends import find_end_typos
 from evaluator.domains.fund.engine.total_return import (
     Events,
     align_distributions,
@@ -298,6 +299,14 @@ class CrossDate:
         carried-forward tail could move the peer median it was judged against)."""
         out = np.zeros(len(self.codes), dtype=bool)
         found = visible(self.outliers, self.cal, e, self.cal[e])
+        bench = None if self.bench_levels is None else self.bench_levels[: e + 1]
+        ends = find_end_typos(
+            self.levels[: e + 1], self.groups, bench, self.bench_of_fund, set(found.episodes), self.first
+        )
+        if ends.funds():  # an end-of-series typo: the date's evaluation refuses it (or repairs or keeps it)
+            if self.outlier_mode != "error" or tails.any():
+                return None
+            out[list(ends.funds())] = True
         if not found.episodes:
             return out
         if self.outlier_mode != "error":

@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluator.core.schemas import load_schema
+from evaluator.domains.fund.engine.checks import years_ko
 from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
+from evaluator.domains.fund.reports.data_checks import data_checks
 from evaluator.methodology.rubric import PERIODS, criteria_for
 from evaluator.methodology.rubric_scale import grade_scale
 
@@ -43,12 +45,13 @@ def bottom_percent(top_percent: float, size: int) -> float:
     return 100.0 - top_percent + (100.0 / size if size else 0.0)
 
 
-def standing_ko(top_percent: float, size: int) -> str:
+def standing_ko(top_percent: float, size: int, bottom: float | None = None) -> str:
     """Where a fund stands in its peer group, in Korean: ``상위 20.0%`` in the upper half, ``하위 20.0%`` below it
-    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``)."""
+    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``). ``bottom``: the engine's 하위 share by the
+    share-class weights (default: every fund weighs 1)."""
     if top_percent <= 50.0:
         return f"상위 {top_percent:.1f}%"
-    return f"하위 {bottom_percent(top_percent, size):.1f}%"
+    return f"하위 {bottom if bottom is not None else bottom_percent(top_percent, size):.1f}%"
 
 
 def _who(result: FundResult) -> str:
@@ -77,14 +80,16 @@ def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:
         return text
     assert period is not None and m is not None
     weights = ", ".join(f"{PERIOD_KO[p]} {w:g}%" for p, w in result.period_weights.items())
-    standing = standing_ko(float(result.peer_percentile or 0.0), int(result.peer_group_size or 0))
+    standing = standing_ko(
+        float(result.peer_percentile or 0.0), int(result.peer_group_size or 0), result.peer_bottom_percent
+    )
     parts = [
         f"{who}은(는) {result.type} 동류그룹 {result.peer_group_size}개 펀드 중 {standing}로 "
         f"{result.grade_label}입니다.",
     ]
     if result.provisional:
         parts[0] = (
-            f"{who}은(는) 운용기간 {result.history_years or 0:.1f}년으로 정규 등급 대상이 아니어서, "
+            f"{who}은(는) 운용기간 {years_ko(result.history_years or 0)}년으로 정규 등급 대상이 아니어서, "
             f"{PERIOD_KO[period]} 성과로 {result.type} 펀드 {result.peer_group_size}개와 비교해 {standing}의 "
             f"가등급(잠정 등급) {result.grade_label}을 받았습니다."
         )
@@ -218,6 +223,29 @@ def grade_distribution_by_portfolio(
     return dict(sorted(table.items()))
 
 
+def share_classes_block(evaluation: Evaluation, grouped: bool) -> dict[str, Any]:
+    """How share classes were grouped: by 대표펀드코드, by families inferred from names, or not at all."""
+    info = evaluation.inputs.get("share_classes") or {}
+    inferred = bool(info.get("inferred_from_names"))
+    if not grouped:
+        note = (
+            "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META, and no fund "
+            "names differing only by a class suffix, or --no-class-inference): every fund counts as its own portfolio"
+        )
+    elif inferred:
+        note = (
+            f"share classes were grouped into {info.get('families', 0)} families inferred from fund names (no "
+            "대표펀드코드 column in META): each class counts 1/k in the peer rating scale"
+        )
+    else:
+        note = "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
+    return {
+        "grouped": grouped,
+        "note": note,
+        **({"inferred_families": int(info.get("families", 0))} if grouped and inferred else {}),
+    }
+
+
 def build_summary(
     evaluation: Evaluation,
     files: Mapping[str, str],
@@ -239,21 +267,17 @@ def build_summary(
         "inputs": {k: v for k, v in evaluation.inputs.items() if k != "rubric"},
         **({"grade_scale": dict(evaluation.rubric["grade_scale"])} if evaluation.rubric.get("grade_scale") else {}),
         "funds_total": len(evaluation.funds),
-        "status_counts": {
-            **{s: int(status.get(s, 0)) for s in (OK, NOT_RATED, ERROR)},
+        "status_counts": {  # disjoint: they add up to funds_total
+            OK: int(status.get(OK, 0)) - provisional,
             **({"provisional": provisional} if provisional else {}),
+            **{s: int(status.get(s, 0)) for s in (NOT_RATED, ERROR)},
         },
         "grade_distribution": grade_distribution(evaluation.funds, evaluation.rubric),
         "grade_distribution_by_portfolio": by_portfolio,
-        "share_classes": {
-            "grouped": by_portfolio is not None,
-            "note": "share classes were grouped by 대표펀드코드: each class counts 1/k in the peer rating scale"
-            if by_portfolio is not None
-            else "classes were not grouped (no 대표펀드코드 / 종류형대표코드 / family_code column in META): "
-            "every fund counts as its own portfolio",
-        },
+        "share_classes": share_classes_block(evaluation, by_portfolio is not None),
         "peer_context": evaluation.peers,
         "warnings": list(dict.fromkeys([*warnings, *(evaluation.inputs.get("calendar") or {}).get("notes", [])])),
+        "data_checks": data_checks(evaluation),
         "funds": [
             {
                 "fund_code": f.fund_code,

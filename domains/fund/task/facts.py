@@ -193,6 +193,11 @@ def fund_facts(
         "quantitative_score": _round(fund.quantitative_score, 4),
         "peer_percentile": round(top, 4),
         "peer_group_size": size,
+        **(
+            {"peer_bottom_percent": round(float(fund.peer_bottom_percent), 4)}
+            if fund.portfolio_classes is not None and fund.peer_bottom_percent is not None
+            else {}
+        ),
         "rank": round(top * size / 100.0) if size else None,
         "period_weights": dict(fund.period_weights),
         "main_period": main_period(fund),

@@ -58,7 +58,9 @@ def reference_rationale(facts: Mapping[str, Any]) -> str:
     sentences = []
     if period:
         sentences += [s for s in (_return_sentence(facts, period), _risk_sentence(facts, period)) if s]
-    standing = standing_ko(float(facts["peer_percentile"]), int(facts["peer_group_size"]))
+    standing = standing_ko(
+        float(facts["peer_percentile"]), int(facts["peer_group_size"]), facts.get("peer_bottom_percent")
+    )
     sentences.append(
         f"종합 점수 {facts['score']:.1f}점으로 {facts['type']} {facts['peer_group_size']}개 펀드 중 "
         f"{standing}에 해당해 {facts.get('grade_label') or str(facts['grade']) + '등급'}입니다"

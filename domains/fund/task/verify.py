@@ -145,7 +145,8 @@ def check_figure(fig: Figure, facts: Facts) -> bool | None:
         return points_match(fig, [facts["peer_percentile"], *(b["top_percent"] for b in facts["bands"])])
     if fig.qualifier == "bottom":
         top, size = facts["peer_percentile"], facts["peer_group_size"]
-        return points_match(fig, [bottom_percent(top, size), 100.0 - top])
+        bottom = facts.get("peer_bottom_percent")
+        return points_match(fig, [bottom if bottom is not None else bottom_percent(top, size), 100.0 - top])
     if fig.qualifier == "weight":
         return points_match(fig, _headline_points(facts))
     if fig.unit == "점":
