@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BeforeValidator
 from starlette.exceptions import HTTPException
@@ -13,7 +14,7 @@ from starlette.exceptions import HTTPException
 from evaluator.app.api import schemas
 from evaluator.app.api.errors import json_response
 from evaluator.app.storage import companies as company_store
-from evaluator.app.storage import nav_series, queries
+from evaluator.app.storage import nav_series, queries, scales
 
 PAGE_SIZE_MAX = 100
 PAGE_MAX = 100_000
@@ -27,10 +28,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": schemas.ErrorBody, "description": "No such fund among those this key may see."}
-}
-
-COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"model": schemas.ErrorBody, "description": "No such company among those this key may see."}
 }
 
 COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
@@ -59,6 +56,17 @@ AsOf = Annotated[
 ]
 
 
+def check_grade(grade: int | None, view: scales.ScaleView) -> None:
+    """A grade filter must be a grade of the scale in view; else a 422 that names the allowed values."""
+    allowed = view.allowed_grades()
+    if grade is not None and grade not in allowed:
+        names = ", ".join(str(g) for g in allowed)
+        raise RequestValidationError([{
+            "loc": ("query", "grade"), "type": "value_error",
+            "msg": f"grade must be one of {names} (the grades of {view.scale.describe()}); got {grade}",
+        }])
+
+
 def add_read_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
     """Register the read endpoints with the API's key dependency (``Caller``) and session (``Db``)."""
     _add_fund_routes(app, Caller, Db)
@@ -85,8 +93,11 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
         page_size: Annotated[int, Query(ge=1, le=1_000_000)] = 20,
     ) -> Response:
-        """The latest rated funds this key may see (or those of one as-of date), best grade first."""
+        """The latest rated funds this key may see (or those of one as-of date), best first: the best grade of
+        the batch's scale (1등급, or ★★★★★ on a star scale), then the highest score."""
         size = min(page_size, PAGE_SIZE_MAX)
+        view = scales.in_view(session, who, as_of)
+        check_grade(grade, view)
         filt = queries.FundFilter(type=type, grade=grade, company=company, q=q, as_of=as_of)
         total, items = queries.list_funds(session, who, filt, page=page, page_size=size)
         return json_response(
@@ -97,6 +108,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
                 "page_size_max": PAGE_SIZE_MAX,
                 "page_size_capped": page_size > PAGE_SIZE_MAX,
                 "items": items,
+                **view.document(),
             }
         )
 
@@ -148,9 +160,11 @@ def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
     @app.get("/api/v1/summary", response_model=schemas.Summary, responses=ERRORS, tags=["summary"])
     def summary(who: Caller, session: Db, as_of: AsOf = None) -> Response:
         """Grade distribution per 유형 over the funds this key may see."""
-        dist = queries.summary(session, who, as_of)
+        view = scales.in_view(session, who, as_of)
+        dist = queries.summary(session, who, as_of, view)
         return json_response(
             {
+                **view.document(),
                 "as_of": as_of.isoformat() if as_of else None,
                 "funds": sum(row["total"] for row in dist.values()),
                 "grade_distribution": dist,
@@ -163,7 +177,7 @@ def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"items": company_store.list_companies(session, who, as_of)})
 
     @app.get(
-        "/api/v1/companies/{name}",
+        "/api/v1/companies/{name:path}",
         responses={
             **ERRORS,
             **COMPANY_NOT_FOUND,
