@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.data.readers import DataError
-from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, scale_of
 from evaluator.domains.fund.history.backtest_stats import (
     BOOT,
     MIN_DATES,
@@ -35,6 +34,7 @@ from evaluator.domains.fund.history.backtest_stats import (
     newey_west_t,
     spearman,
 )
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, scale_of
 
 GRADES = tuple(str(g) for g in DEFAULT_SCALE.best_first())
 """The default scale's grades, best first; a history on another scale reads its own (``grade_keys``)."""
