@@ -309,3 +309,30 @@ def test_batches_on_different_scales_are_not_mixed(tmp_path: Path) -> None:
         assert graded["x"] == [LATE]  # only the star batch on the star axis
     finally:
         loaded.engine.dispose()
+
+
+def test_a_company_name_with_a_slash_is_found(tmp_path: Path) -> None:
+    """The company list shows a name such as ``A/B자산운용``; its own URL answers with it (quoted or not)."""
+    from urllib.parse import quote
+
+    from evaluator.app.storage.companies import store_companies
+
+    _ok(run_cli("fund", "evaluate", "--sample", "--sample-funds", "48", "--out", str(tmp_path / "e")))
+    _ok(run_cli("fund", "companies", str(tmp_path / "e"), "--out", str(tmp_path / "c")))
+    doc = json.loads((tmp_path / "c" / "companies.json").read_text(encoding="utf-8"))
+    name = "한빛/다온 자산운용"
+    doc["companies"][0]["company"] = name
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    loaded = _loaded(Path_(DEFAULT_SCALE, tmp_path, url, []))
+    try:
+        store_companies(loaded.engine, tmp_path / "e", doc)
+        api = client_for(loaded)
+        h = auth(loaded.keys["admin"])
+        listed = [c["company"] for c in api.get("/api/v1/companies", headers=h).json()["items"]]
+        assert name in listed
+        for path in (quote(name, safe="/"), quote(name, safe="")):
+            one = api.get(f"/api/v1/companies/{path}", headers=h)
+            assert one.status_code == 200 and one.json()["company"] == name
+        assert api.get("/api/v1/companies/" + quote("한빛/없음"), headers=h).status_code == 404
+    finally:
+        loaded.engine.dispose()

@@ -113,19 +113,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         )
 
     @app.get(
-        "/api/v1/funds/{code}",
-        responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
-        tags=["funds"],
-    )
-    def fund(code: str, who: Caller, session: Db) -> Response:
-        """The fund's newest full report, in the JSON report schema."""
-        text = queries.fund_report(session, who, code) if CODE_RE.match(code) else None
-        if text is None:
-            raise HTTPException(404, "no such fund")
-        return Response(text, media_type="application/json")
-
-    @app.get(
-        "/api/v1/funds/{code}/history",
+        "/api/v1/funds/{code:path}/history",
         response_model=schemas.History,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -138,7 +126,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"fund_code": code, "items": items})
 
     @app.get(
-        "/api/v1/funds/{code}/nav",
+        "/api/v1/funds/{code:path}/nav",
         response_model=schemas.NavSeries,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -152,6 +140,19 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response(
             {"fund_code": code, "as_of": as_of.isoformat(), "series": nav_series.chart_document(series)}
         )
+
+    @app.get(
+        "/api/v1/funds/{code:path}",
+        responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
+        tags=["funds"],
+    )
+    def fund(code: str, who: Caller, session: Db) -> Response:
+        """The fund's newest full report, in the JSON report schema (a code may hold ``/``; registered after
+        ``…/history`` and ``…/nav`` so those still answer)."""
+        text = queries.fund_report(session, who, code) if CODE_RE.match(code) else None
+        if text is None:
+            raise HTTPException(404, "no such fund")
+        return Response(text, media_type="application/json")
 
 
 def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
