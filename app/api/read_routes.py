@@ -9,6 +9,7 @@ from fastapi import FastAPI, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BeforeValidator
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api import schemas
@@ -35,6 +36,22 @@ COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
 }
 
 
+class AnyText(Convertor[str]):
+    """A path part that may hold ``/`` and any other character (a fund code, a 운용사 name): Starlette's own
+    ``path`` stops at a newline, which would turn such a request into a 404 before the key is checked."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anytext", AnyText())
+
+
 def _text() -> Any:
     return Query(max_length=100, pattern=TEXT_PATTERN)
 
@@ -59,7 +76,7 @@ AsOf = Annotated[
 def check_grade(grade: int | None, view: scales.ScaleView) -> None:
     """A grade filter must be a grade of the scale in view; else a 422 that names the allowed values."""
     allowed = view.allowed_grades()
-    if grade is not None and grade not in allowed:
+    if grade is not None and view.scales and grade not in allowed:  # nothing in view: no scale to refuse by
         names = ", ".join(str(g) for g in allowed)
         raise RequestValidationError([{
             "loc": ("query", "grade"), "type": "value_error",
@@ -113,7 +130,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         )
 
     @app.get(
-        "/api/v1/funds/{code:path}/history",
+        "/api/v1/funds/{code:anytext}/history",
         response_model=schemas.History,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -126,7 +143,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"fund_code": code, "items": items})
 
     @app.get(
-        "/api/v1/funds/{code:path}/nav",
+        "/api/v1/funds/{code:anytext}/nav",
         response_model=schemas.NavSeries,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -142,7 +159,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         )
 
     @app.get(
-        "/api/v1/funds/{code:path}",
+        "/api/v1/funds/{code:anytext}",
         responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
         tags=["funds"],
     )
@@ -178,7 +195,7 @@ def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"items": company_store.list_companies(session, who, as_of)})
 
     @app.get(
-        "/api/v1/companies/{name:path}",
+        "/api/v1/companies/{name:anytext}",
         responses={
             **ERRORS,
             **COMPANY_NOT_FOUND,

@@ -98,7 +98,7 @@ def metrics_table(metrics: dict[str, Any]) -> dict[str, Any]:
     return {"windows": windows, "rows": rows}
 
 
-@router.get("/funds/{code:path}")
+@router.get("/funds/{code:anytext}")  # the convertor is registered by read_routes
 def fund_page(request: Request, code: str, viewer: User, session: Db) -> Response:
     found = nav_series.fund_report_and_series(session, viewer.principal, code) if CODE_RE.match(code) else None
     if found is None:
