@@ -157,6 +157,15 @@ def test_companies_and_agreement_follow_the_scale(path: Path_) -> None:
     companies = json.loads((path.base / "companies" / "companies.json").read_text(encoding="utf-8"))
     rated = [c for c in companies["companies"] if c["status"] == "ok"]
     assert rated and [c["grade"] for c in rated] == sorted(c["grade"] for c in rated)  # 운용사 bands: 1등급 best
+    late = {r["fund_code"]: r for r in _reports(path.base / "late")}
+    cells = []  # each company report's fund table: the fund's grade as its report labels it
+    for md in (path.base / "companies" / "reports").glob("*.md"):
+        for line in md.read_text(encoding="utf-8").splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) > 5 and parts[1] in late:
+                cells.append((parts[4], late[parts[1]]))
+    assert cells and all(text == (r["grade_label"] if r["status"] == "ok" else "-") for text, r in cells)
+    assert s.label(s.best_grade()) in {text for text, _ in cells}
 
 
 def _loaded(path: Path_) -> Loaded:
