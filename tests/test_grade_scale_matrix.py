@@ -204,6 +204,8 @@ def test_database_and_api_list_the_best_first(path: Path_) -> None:
             assert [k for k in row if k.isdigit()] == [str(g) for g in s.best_first()]
             assert sum(n for k, n in row.items() if k != "total") == row["total"]
         assert summary["funds"] == len(_reports(path.base / "late"))
+        runs = api.get("/api/v1/runs", headers=h).json()["items"]
+        assert len(runs) == 2 and all(r["grade_scale"] == s.spec() for r in runs)  # both batches carry the scale
         history = api.get(f"/api/v1/funds/{first['fund_code']}/history", headers=h).json()["items"]
         assert {i["grade_scale"]["grades"] for i in history} == {s.grades}
         assert history[-1]["grade_label"] == s.label(history[-1]["grade"])

@@ -58,6 +58,7 @@ class RunItem(BaseModel):
     run_id: int
     as_of: str
     rubric: RubricRef
+    grade_scale: GradeScaleDoc | None = Field(None, description="The batch's grade scale.")
     engine_version: str
     source: str
     created_at: str

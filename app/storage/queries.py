@@ -208,6 +208,7 @@ def list_runs(session: Session, principal: Principal) -> list[dict[str, Any]]:
                 "run_id": run.id,
                 "as_of": run.as_of.isoformat(),
                 "rubric": {"name": run.rubric_name, "version": run.rubric_version, "sha256": run.rubric_hash},
+                "grade_scale": scales.scale_of(run.grade_scale).spec(),
                 "engine_version": run.engine_version,
                 "source": run.source,
                 "created_at": run.created_at.isoformat(),

@@ -26,6 +26,7 @@ from evaluator.app.web.charts import (
     nav_chart,
 )
 from evaluator.app.web.render import render
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE_SIZE = 50
@@ -46,7 +47,7 @@ def overview_context(session: Session, who: Principal) -> dict[str, Any]:
     return {
         "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
         "changes": changes, "warnings": warnings, "chart": distribution_chart(dist, view.scale) if dist else None,
-        "columns": columns, "table": table, "scale_note": view.message(),
+        "columns": columns, "table": table, "scale_note": view.message(), "default_scale": DEFAULT_SCALE.spec(),
     }
 
 
