@@ -109,6 +109,7 @@ def fund_page(request: Request, code: str, viewer: User, session: Db) -> Respons
     hist_view = scales.ScaleView.of(h["grade_scale"] for h in reversed(history))  # newest batch's scale first
     metrics = report.get("metrics") or {}
     criteria = {CRITERION_LABELS.get(k, k): v for k, v in (report.get("criterion_scores") or {}).items()}
+    model = report.get("model_evaluation")
     return render(request, "fund.html", {
         "r": report, "history": history, "table": metrics_table(metrics), "criteria": criteria,
         "series": series,
@@ -118,7 +119,8 @@ def fund_page(request: Request, code: str, viewer: User, session: Db) -> Respons
             "criteria": criteria_chart(criteria) if criteria else None,
             "metrics": metrics_chart(metrics, METRIC_LABELS) if metrics else None,
         },
-        "model": report.get("model_evaluation"), "scale_note": hist_view.message(),
+        "model": model, "scale_note": hist_view.message(),
+        "model_grade": scales.label(hist_view.scale, (model or {}).get("grade")) or "–",
         "grade_color": hist_view.scale.colors().get(report.get("grade")) if report.get("status") == "ok" else None,
         "grade_best": report.get("status") == "ok" and report.get("grade") == hist_view.scale.best_grade(),
     })
