@@ -30,6 +30,7 @@ SCALES = {
 }
 EARLY, LATE = "2025-03-31", "2025-06-30"
 FUNDS = "48"
+PROVISIONAL = {"min_history_years": 1, "max_history_years": 3, "window": "1y"}
 BEST_GREEN, WORST_RED = GRADE_COLORS[0], GRADE_COLORS[-1]
 
 
@@ -43,6 +44,8 @@ def _rubric(scale: GradeScale | None, target: Path) -> Path | None:
     share = 100 / scale.grades
     rubric["grade_bands"] = [{"grade": g, "label": scale.label(g), "share": share} for g in scale.best_first()]
     rubric["grade_scale"] = scale.spec()
+    if scale.grades == 7:  # one row also grades young funds provisionally (가N등급)
+        rubric["provisional"] = PROVISIONAL
     target.write_text(json.dumps(rubric, ensure_ascii=False), encoding="utf-8")
     return target
 
@@ -108,12 +111,16 @@ def test_evaluate_grades_on_the_scale_best_first(path: Path_) -> None:
         assert (top["grade"], top["grade_label"]) == (s.best_grade(), s.label(s.best_grade()))
     rated = [r for r in reports if r["status"] == "ok"]
     assert {r["grade"] for r in rated} == set(s.best_first())  # every grade is used
-    for t in {r["type"] for r in rated}:  # within a 유형, a higher score never has a worse rank
-        ranked = sorted((r for r in rated if r["type"] == t), key=lambda r: -r["score"])
+    regular = [r for r in rated if not r.get("provisional")]  # 가등급 rank on their own window
+    for t in {r["type"] for r in regular}:  # within a 유형, a higher score never has a worse rank
+        ranked = sorted((r for r in regular if r["type"] == t), key=lambda r: -r["score"])
         assert [s.rank(r["grade"]) for r in ranked] == sorted(s.rank(r["grade"]) for r in ranked)
     summary = json.loads((path.base / "late" / "summary.json").read_text(encoding="utf-8"))
     for row in summary["grade_distribution"].values():
         assert [k for k in row if k.isdigit()] == [str(g) for g in s.best_first()]
+    young = [r for r in rated if r.get("provisional")]
+    assert bool(young) == (s.grades == 7)
+    assert all(r["grade_label"] == "가" + s.label(r["grade"]) for r in young)
 
 
 def test_history_and_backtest_read_the_scale_best_first(path: Path_) -> None:
@@ -263,6 +270,7 @@ def test_pages_show_every_grade_best_first_and_coloured_by_rank(path: Path_) -> 
         head = dist["rows"][0]
         assert [c["text"] for c in head[1 : 1 + s.grades]] == labels
         assert head[1]["attrs"]["data-color"] == BEST_GREEN and head[s.grades]["attrs"]["data-color"] == WORST_RED
+        assert ("가등급" in [c["text"] for c in head]) == (s.grades == 7)
         for row in dist["rows"][1:]:  # every row adds up to its 합계
             numbers = [int(c["text"]) for c in row[1:]]
             assert sum(numbers[:-1]) == numbers[-1]

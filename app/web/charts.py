@@ -26,29 +26,30 @@ def _layout(**extra: Any) -> dict[str, Any]:
 
 
 def grade_columns(dist: dict[str, dict[str, int]], scale: GradeScale) -> list[dict[str, str]]:
-    """The distribution's grade columns, best first: every grade of the scale, then 가등급 when any is held.
+    """The distribution's grade columns, best first: every grade of the scale, any other grade in the rows (a
+    batch on another scale, which the page names), then 가등급 when any is held.
 
     With the 미평가, 오류 columns they add up to each row's total (합계)."""
     colors = scale.colors()
-    cols = [{"key": str(g), "label": scale.label(g), "color": colors[g], "rank": str(scale.rank(g))}
-            for g in scale.best_first()]
-    known = {c["key"] for c in cols} | {"not_rated", "error", "total"}
-    if any(k not in known for row in dist.values() for k in row if row[k]):
-        cols.append({"key": "provisional", "label": "가등급", "color": PROVISIONAL_COLOR, "rank": ""})
+    cols = [{"key": str(g), "label": scale.label(g), "color": colors[g]} for g in scale.best_first()]
+    keys = {k for row in dist.values() for k in row}
+    others = sorted((k for k in keys if k.isdigit() and not scale.contains(int(k))), key=int)
+    cols += [{"key": k, "label": f"{k} (다른 등급 체계)", "color": "#9e9e9e"} for k in others]
+    if any(n for row in dist.values() for k, n in row.items() if k.startswith("p")):
+        cols.append({"key": "provisional", "label": "가등급", "color": PROVISIONAL_COLOR})
     return cols
 
 
-def column_value(row: dict[str, int], key: str, scale: GradeScale) -> int:
-    """One cell: a grade's count, or (``provisional``) every count the scale's grade columns do not hold."""
+def column_value(row: dict[str, int], key: str) -> int:
+    """One cell: a grade's count, or (``provisional``) every provisional grade's (``p1``, ``p2`` …)."""
     if key != "provisional":
         return int(row.get(key, 0))
-    shown = {str(g) for g in scale.best_first()} | {"not_rated", "error", "total"}
-    return sum(int(n) for k, n in row.items() if k not in shown)
+    return sum(int(n) for k, n in row.items() if k.startswith("p"))
 
 
 def distribution_chart(dist: dict[str, dict[str, int]], scale: GradeScale) -> dict[str, Any]:
     types = list(dist)
-    traces = [{"type": "bar", "name": c["label"], "x": types, "y": [column_value(dist[t], c["key"], scale) for t in types],
+    traces = [{"type": "bar", "name": c["label"], "x": types, "y": [column_value(dist[t], c["key"]) for t in types],
                "marker": {"color": c["color"]}} for c in grade_columns(dist, scale)]
     traces.append({"type": "bar", "name": "미평가", "x": types, "y": [dist[t]["not_rated"] for t in types],
                    "marker": {"color": "#e0e0e0"}})

@@ -43,7 +43,7 @@ def overview_context(session: Session, who: Principal) -> dict[str, Any]:
     changes = overview.migrations(session, who, previous, latest) if previous and latest else None
     warnings = overview.new_batch_warnings(session, previous, latest) if latest and who.admin else []
     columns = grade_columns(dist, view.scale)
-    table = {t: [column_value(row, c["key"], view.scale) for c in columns] for t, row in dist.items()}
+    table = {t: [column_value(row, c["key"]) for c in columns] for t, row in dist.items()}
     return {
         "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
         "changes": changes, "warnings": warnings, "chart": distribution_chart(dist, view.scale) if dist else None,
