@@ -42,8 +42,48 @@ class GradeScale:
     def worst_grade(self) -> int:
         return self.best_first()[-1]
 
+    def rank(self, grade: int) -> int:
+        """1 for the best grade, N for the worst: what every "best first" order sorts on."""
+        return grade if self.best == "low" else self.grades + 1 - grade
+
+    def provisional_label(self, grade: int, prefix: str = DEFAULT_PREFIX) -> str:
+        return f"{prefix}{self.label(grade)}"
+
+    def spec(self) -> dict[str, Any]:
+        """The ``grade_scale`` document (what summaries, reports and the database carry)."""
+        return {"grades": self.grades, "best": self.best, "style": self.style}
+
+    def describe(self) -> str:
+        """Korean wording of the scale, for messages: ``★~★★★★★ (★★★★★ 최고)``."""
+        return f"{self.label(self.best_grade())}~{self.label(self.worst_grade())} 체계({self.grades}단계)"
+
+    def colors(self) -> dict[int, str]:
+        """Each grade's colour by its rank from the best: green (best) through yellow to red (worst).
+
+        Five grades take :data:`GRADE_COLORS` exactly; other counts are interpolated along the same ramp
+        (a few lines of arithmetic, so pages and API need no plotting library)."""
+        n = self.grades
+        out: dict[int, str] = {}
+        for g in self.best_first():
+            pos = (self.rank(g) - 1) / max(1, n - 1) * (len(GRADE_COLORS) - 1)
+            lo = min(int(pos), len(GRADE_COLORS) - 2)
+            out[g] = _mix(GRADE_COLORS[lo], GRADE_COLORS[lo + 1], pos - lo)
+        return out
+
 
 DEFAULT_SCALE = GradeScale()
+GRADE_COLORS = ("#1a9850", "#91cf60", "#fee08b", "#fc8d59", "#d73027")
+"""Best (green) to worst (red); every scale's colours are read off this ramp by rank from its best."""
+
+
+def _mix(a: str, b: str, t: float) -> str:
+    ca, cb = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in (a, b))
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb, strict=True))
+
+
+def scale_of(spec: Any) -> GradeScale:
+    """The scale a ``grade_scale`` document names (a summary's, a stored batch's), or the default one."""
+    return grade_scale({"grade_scale": spec} if isinstance(spec, Mapping) else None)
 
 
 def grade_scale(rubric: Mapping[str, Any] | None) -> GradeScale:

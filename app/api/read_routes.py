@@ -6,14 +6,16 @@ import re
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BeforeValidator
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api import schemas
 from evaluator.app.api.errors import json_response
 from evaluator.app.storage import companies as company_store
-from evaluator.app.storage import nav_series, queries
+from evaluator.app.storage import nav_series, queries, scales
 
 PAGE_SIZE_MAX = 100
 PAGE_MAX = 100_000
@@ -33,9 +35,21 @@ COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": schemas.ErrorBody, "description": "No such company among those this key may see."}
 }
 
-COMPANY_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"model": schemas.ErrorBody, "description": "No such company among those this key may see."}
-}
+
+class AnyText(Convertor[str]):
+    """A path part that may hold ``/`` and any other character (a fund code, a 운용사 name): Starlette's own
+    ``path`` stops at a newline, which would turn such a request into a 404 before the key is checked."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anytext", AnyText())
 
 
 def _text() -> Any:
@@ -57,6 +71,17 @@ AsOf = Annotated[
     BeforeValidator(_iso_date_only),
     Query(description="An as-of date, YYYY-MM-DD (default: each fund's newest)."),
 ]
+
+
+def check_grade(grade: int | None, view: scales.ScaleView) -> None:
+    """A grade filter must be a grade of the scale in view; else a 422 that names the allowed values."""
+    allowed = view.allowed_grades()
+    if grade is not None and view.scales and grade not in allowed:  # nothing in view: no scale to refuse by
+        names = ", ".join(str(g) for g in allowed)
+        raise RequestValidationError([{
+            "loc": ("query", "grade"), "type": "value_error",
+            "msg": f"grade must be one of {names} (the grades of {view.scale.describe()}); got {grade}",
+        }])
 
 
 def add_read_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
@@ -85,8 +110,11 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
         page_size: Annotated[int, Query(ge=1, le=1_000_000)] = 20,
     ) -> Response:
-        """The latest rated funds this key may see (or those of one as-of date), best grade first."""
+        """The latest rated funds this key may see (or those of one as-of date), best first: the best grade of
+        the batch's scale (1등급, or ★★★★★ on a star scale), then the highest score."""
         size = min(page_size, PAGE_SIZE_MAX)
+        view = scales.in_view(session, who, as_of)
+        check_grade(grade, view)
         filt = queries.FundFilter(type=type, grade=grade, company=company, q=q, as_of=as_of)
         total, items = queries.list_funds(session, who, filt, page=page, page_size=size)
         return json_response(
@@ -97,23 +125,12 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
                 "page_size_max": PAGE_SIZE_MAX,
                 "page_size_capped": page_size > PAGE_SIZE_MAX,
                 "items": items,
+                **view.document(),
             }
         )
 
     @app.get(
-        "/api/v1/funds/{code}",
-        responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
-        tags=["funds"],
-    )
-    def fund(code: str, who: Caller, session: Db) -> Response:
-        """The fund's newest full report, in the JSON report schema."""
-        text = queries.fund_report(session, who, code) if CODE_RE.match(code) else None
-        if text is None:
-            raise HTTPException(404, "no such fund")
-        return Response(text, media_type="application/json")
-
-    @app.get(
-        "/api/v1/funds/{code}/history",
+        "/api/v1/funds/{code:anytext}/history",
         response_model=schemas.History,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -126,7 +143,7 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"fund_code": code, "items": items})
 
     @app.get(
-        "/api/v1/funds/{code}/nav",
+        "/api/v1/funds/{code:anytext}/nav",
         response_model=schemas.NavSeries,
         responses={**ERRORS, **NOT_FOUND},
         tags=["funds"],
@@ -141,6 +158,19 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
             {"fund_code": code, "as_of": as_of.isoformat(), "series": nav_series.chart_document(series)}
         )
 
+    @app.get(
+        "/api/v1/funds/{code:anytext}",
+        responses={**ERRORS, **NOT_FOUND, 200: {"description": "The report JSON (report.schema.json)."}},
+        tags=["funds"],
+    )
+    def fund(code: str, who: Caller, session: Db) -> Response:
+        """The fund's newest full report, in the JSON report schema (a code may hold ``/``; registered after
+        ``…/history`` and ``…/nav`` so those still answer)."""
+        text = queries.fund_report(session, who, code) if CODE_RE.match(code) else None
+        if text is None:
+            raise HTTPException(404, "no such fund")
+        return Response(text, media_type="application/json")
+
 
 def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
     """The grade summary and the 운용사 ratings."""
@@ -148,9 +178,11 @@ def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
     @app.get("/api/v1/summary", response_model=schemas.Summary, responses=ERRORS, tags=["summary"])
     def summary(who: Caller, session: Db, as_of: AsOf = None) -> Response:
         """Grade distribution per 유형 over the funds this key may see."""
-        dist = queries.summary(session, who, as_of)
+        view = scales.in_view(session, who, as_of)
+        dist = queries.summary(session, who, as_of, view)
         return json_response(
             {
+                **view.document(),
                 "as_of": as_of.isoformat() if as_of else None,
                 "funds": sum(row["total"] for row in dist.values()),
                 "grade_distribution": dist,
@@ -163,7 +195,7 @@ def _add_summary_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         return json_response({"items": company_store.list_companies(session, who, as_of)})
 
     @app.get(
-        "/api/v1/companies/{name}",
+        "/api/v1/companies/{name:anytext}",
         responses={
             **ERRORS,
             **COMPANY_NOT_FOUND,

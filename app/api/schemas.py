@@ -17,14 +17,29 @@ class FundItem(BaseModel):
     fund_name: str | None
     company: str | None
     type: str | None
-    grade: int | None
+    grade: int | None = Field(description="The grade as the firm prints it (the number of stars on a star scale).")
+    grade_label: str | None = Field(None, description="1등급, ★★★★★ …, on the fund's batch's scale.")
+    grade_rank: int | None = Field(None, description="1 for the best grade of the batch's scale.")
     score: float | None
     peer_percentile: float | None
     as_of: str
     run_id: int
 
 
-class FundPage(BaseModel):
+class GradeScaleDoc(BaseModel):
+    grades: int
+    best: str = Field(description="low: 1 is best (1등급); high: the top grade is best (★★★★★).")
+    style: str
+
+
+class ScaleInView(BaseModel):
+    grade_scale: GradeScaleDoc = Field(description="The scale of the newest batch in view.")
+    mixed_scales: bool = Field(description="True when the batches in view use different scales.")
+    grade_scales: list[GradeScaleDoc]
+    scale_note: str | None = Field(description="Why grades of different batches must not be compared.")
+
+
+class FundPage(ScaleInView):
     total: int
     page: int
     page_size: int = Field(description="The page size used (the request's, capped at page_size_max).")
@@ -43,6 +58,7 @@ class RunItem(BaseModel):
     run_id: int
     as_of: str
     rubric: RubricRef
+    grade_scale: GradeScaleDoc | None = Field(None, description="The batch's grade scale.")
     engine_version: str
     source: str
     created_at: str
@@ -61,6 +77,8 @@ class HistoryItem(BaseModel):
     as_of: str
     status: str
     grade: int | None
+    grade_label: str | None = None
+    grade_scale: GradeScaleDoc | None = None
     score: float | None
     peer_percentile: float | None
     type: str | None
@@ -73,7 +91,7 @@ class History(BaseModel):
     items: list[HistoryItem]
 
 
-class Summary(BaseModel):
+class Summary(ScaleInView):
     as_of: str | None
     funds: int
     grade_distribution: dict[str, dict[str, int]]

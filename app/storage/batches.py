@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, aliased
 from evaluator.app.storage.nav_series import read_series, series_rows
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries, Run
 from evaluator.core.provenance import json_sha256
+from evaluator.methodology.rubric_scale import GradeScale, scale_of
 
 MAX_CODE_LEN = 200
 
@@ -145,7 +146,9 @@ def _document_rows(run_id: int, reports: Iterable[tuple[str, dict[str, Any]]]) -
     ]
 
 
-def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]]) -> list[dict]:
+def _result_rows(
+    run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]], scale: GradeScale
+) -> list[dict]:
     return [
         {
             "run_id": run_id,
@@ -158,6 +161,7 @@ def _result_rows(run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[
             # a provisional grade (가등급) is stored apart: the rated-fund list ranks regular grades only
             "status": "provisional" if doc["status"] == "ok" and doc.get("provisional") else doc["status"],
             "grade": doc.get("grade"),
+            "grade_rank": scale.rank(doc["grade"]) if doc.get("grade") is not None else None,
             "score": doc.get("score"),
             "percentile": doc.get("peer_percentile"),
             "set_amount_krw": doc.get("set_amount_krw"),
@@ -207,10 +211,11 @@ def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
         funds_total=int(batch.summary["funds_total"]),
         summary={k: v for k, v in batch.summary.items() if k != "funds"},
         model_run=batch.summary.get("model_evaluation"),
+        grade_scale=batch.summary.get("grade_scale"),
     )
     session.add(run)
     session.flush()
-    rows = _result_rows(run.id, as_of, batch.reports)
+    rows = _result_rows(run.id, as_of, batch.reports, scale_of(batch.summary.get("grade_scale")))
     if rows:
         session.execute(insert(FundResult), rows)
         session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
+from evaluator.app.storage import scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.queries import visible
 from evaluator.app.storage.tables import FundResult, Run
@@ -36,18 +37,28 @@ def _at(who: Principal, as_of: dt.date) -> Any:
 
 
 def migrations(session: Session, who: Principal, old: dt.date, new: dt.date) -> dict[str, Any]:
-    """Grade migrations old → new (rated in both), and funds newly in error or not rated."""
+    """Grade migrations old → new (rated in both), rows and columns best first on the scale; and funds newly in
+    error or not rated. When the two dates' batches use different scales there is no matrix, only ``scale_note``:
+    a 5등급 that became ★★★★★ is not a move."""
     before, after = _at(who, old), _at(who, new)
-    rows = session.execute(
+    view_old, view_new = scales.in_view(session, who, old), scales.in_view(session, who, new)
+    scale = view_new.scale
+    order = list(scale.best_first())
+    note = None
+    if view_old.mixed or view_new.mixed or view_old.scale != scale:
+        note = (f"두 평가의 등급 체계가 달라({view_old.scale.describe()} → {scale.describe()}) 등급 변화를 "
+                "비교하지 않습니다.")
+    rows = [] if note else session.execute(
         select(before.c.grade, after.c.grade, func.count())
         .join(after, after.c.fund_code == before.c.fund_code)
         .where(before.c.status == "ok", after.c.status == "ok")
         .group_by(before.c.grade, after.c.grade)
     )
-    matrix = [[0] * 5 for _ in range(5)]
+    n_grades = len(order)
+    matrix = [[0] * n_grades for _ in range(n_grades)]
     for g_old, g_new, n in rows:
-        if g_old in range(1, 6) and g_new in range(1, 6):
-            matrix[g_old - 1][g_new - 1] += int(n)
+        if g_old in order and g_new in order:
+            matrix[order.index(g_old)][order.index(g_new)] += int(n)
     newly = session.execute(
         select(after.c.fund_code, after.c.fund_name, after.c.status, before.c.status.label("was"))
         .outerjoin(before, before.c.fund_code == after.c.fund_code)
@@ -56,8 +67,10 @@ def migrations(session: Session, who: Principal, old: dt.date, new: dt.date) -> 
         .limit(NEWLY_LIMIT)
     )
     return {
-        "matrix": matrix,
-        "moved": sum(matrix[i][j] for i in range(5) for j in range(5) if i != j),
+        "matrix": None if note else matrix,
+        "labels": [scale.label(g) for g in order],
+        "scale_note": note,
+        "moved": sum(matrix[i][j] for i in range(n_grades) for j in range(n_grades) if i != j),
         "newly": [{"fund_code": r.fund_code, "fund_name": r.fund_name, "status": r.status,
                    "was": r.was or "new"} for r in newly],
     }

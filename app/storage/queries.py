@@ -14,10 +14,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, true
 from sqlalchemy.orm import Session, aliased
 
+from evaluator.app.storage import scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.tables import FundDocument, FundResult, Run
-
-GRADE_KEYS = ("1", "2", "3", "4", "5")
 
 
 def visible(principal: Principal, table: Any = FundResult) -> ColumnElement[bool]:
@@ -31,7 +30,7 @@ def visible(principal: Principal, table: Any = FundResult) -> ColumnElement[bool
     return or_(*terms) if terms else false()
 
 
-def _latest_for(as_of: dt.date | None) -> ColumnElement[bool]:
+def latest_for(as_of: dt.date | None) -> ColumnElement[bool]:
     """Rows that are each fund's newest result, overall or for one as-of date."""
     if as_of is None:
         return FundResult.is_current.is_(True)
@@ -54,7 +53,7 @@ class FundFilter:
 
 
 def _filtered(principal: Principal, f: FundFilter) -> list[ColumnElement[bool]]:
-    cond = [visible(principal), _latest_for(f.as_of), FundResult.status == "ok"]
+    cond = [visible(principal), latest_for(f.as_of), FundResult.status == "ok"]
     if f.type is not None:
         cond.append(FundResult.type == f.type)
     if f.grade is not None:
@@ -92,10 +91,12 @@ def list_funds(
     stmt: Select = (
         select(*LIST_COLUMNS)
         .where(*cond)
-        .order_by(FundResult.grade, FundResult.score.desc(), FundResult.fund_code)
+        .order_by(FundResult.grade_rank, FundResult.score.desc(), FundResult.fund_code)  # best first on its scale
         .limit(page_size)
         .offset((page - 1) * page_size)
     )
+    rows = list(session.execute(stmt))
+    on = scales.of_runs(session, [r.run_id for r in rows])
     items = [
         {
             "fund_code": r.fund_code,
@@ -103,12 +104,14 @@ def list_funds(
             "company": r.company,
             "type": r.type,
             "grade": r.grade,
+            "grade_label": scales.label(on[r.run_id], r.grade),
+            "grade_rank": on[r.run_id].rank(r.grade) if r.grade is not None else None,
             "score": r.score,
             "peer_percentile": r.percentile,
             "as_of": r.as_of.isoformat(),
             "run_id": r.run_id,
         }
-        for r in session.execute(stmt)
+        for r in rows
     ]
     return int(total), items
 
@@ -138,33 +141,42 @@ def fund_history(session: Session, principal: Principal, code: str) -> list[dict
         .where(FundResult.fund_code == code, visible(principal))
         .order_by(FundResult.as_of, FundResult.run_id)
     )
+    rows = list(session.execute(stmt))
+    on = scales.of_runs(session, [r.run_id for r in rows])
     return [
         {
             "run_id": r.run_id,
             "as_of": r.as_of.isoformat(),
             "status": r.status,
             "grade": r.grade,
+            "grade_label": scales.label(on[r.run_id], r.grade, r.status),
+            "grade_scale": on[r.run_id].spec(),
             "score": r.score,
             "peer_percentile": r.percentile,
             "type": r.type,
             "company": r.company,
             "rubric": {"name": r.rubric_name, "version": r.rubric_version},
         }
-        for r in session.execute(stmt)
+        for r in rows
     ]
 
 
-def summary(session: Session, principal: Principal, as_of: dt.date | None) -> dict[str, dict[str, int]]:
-    """Grade distribution per 유형 (same shape as summary.json's grade_distribution), visible funds only."""
+def summary(
+    session: Session, principal: Principal, as_of: dt.date | None, view: scales.ScaleView | None = None
+) -> dict[str, dict[str, int]]:
+    """Grade distribution per 유형 (same shape as summary.json's grade_distribution), visible funds only.
+
+    Every grade of the scale(s) in view is a key, best first, even when no fund has it (``p3``: 가3등급)."""
+    grades = [str(g) for g in (view or scales.in_view(session, principal, as_of)).allowed_grades()]
     stmt = (
         select(FundResult.type, FundResult.status, FundResult.grade, func.count())
-        .where(visible(principal), _latest_for(as_of))
+        .where(visible(principal), latest_for(as_of))
         .group_by(FundResult.type, FundResult.status, FundResult.grade)
     )
     out: dict[str, dict[str, int]] = {}
     for fund_type, status, grade, n in session.execute(stmt):
         row = out.setdefault(
-            fund_type or "(없음)", {**dict.fromkeys(GRADE_KEYS, 0), "not_rated": 0, "error": 0, "total": 0}
+            fund_type or "(없음)", {**dict.fromkeys(grades, 0), "not_rated": 0, "error": 0, "total": 0}
         )
         if status in ("ok", "provisional") and grade is not None:
             key = ("p" if status == "provisional" else "") + str(grade)  # 가등급 apart, any scale's grades
@@ -196,6 +208,7 @@ def list_runs(session: Session, principal: Principal) -> list[dict[str, Any]]:
                 "run_id": run.id,
                 "as_of": run.as_of.isoformat(),
                 "rubric": {"name": run.rubric_name, "version": run.rubric_version, "sha256": run.rubric_hash},
+                "grade_scale": scales.scale_of(run.grade_scale).spec(),
                 "engine_version": run.engine_version,
                 "source": run.source,
                 "created_at": run.created_at.isoformat(),

@@ -36,6 +36,7 @@ class Run(Base):
     funds_total: Mapped[int] = mapped_column(Integer)
     summary: Mapped[dict[str, Any]] = mapped_column(JSON)  # summary.json without its per-fund list
     model_run: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    grade_scale: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # None: 1등급-best five
 
 
 class FundResult(Base):
@@ -50,7 +51,8 @@ class FundResult(Base):
     company: Mapped[str | None] = mapped_column(String(200), nullable=True)
     type: Mapped[str | None] = mapped_column(String(100), nullable=True)
     status: Mapped[str] = mapped_column(String(20))
-    grade: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    grade: Mapped[int | None] = mapped_column(Integer, nullable=True)  # as the firm prints it (★ count)
+    grade_rank: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1 = the batch scale's best
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
     percentile: Mapped[float | None] = mapped_column(Float, nullable=True)
     set_amount_krw: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -64,14 +66,14 @@ class FundResult(Base):
     )
 
 
-# lists in their order (grade, best score first) without a sort, with and without a 유형 filter
+# lists in their order (best grade of the batch's scale, best score first) without a sort, with and without a 유형
 Index(
     "ix_fund_results_order",
-    FundResult.is_current, FundResult.status, FundResult.grade, FundResult.score.desc(), FundResult.fund_code,
+    FundResult.is_current, FundResult.status, FundResult.grade_rank, FundResult.score.desc(), FundResult.fund_code,
 )
 Index(
     "ix_fund_results_type",
-    FundResult.is_current, FundResult.status, FundResult.type, FundResult.grade, FundResult.score.desc(),
+    FundResult.is_current, FundResult.status, FundResult.type, FundResult.grade_rank, FundResult.score.desc(),
     FundResult.fund_code,
 )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluator.methodology.rubric_scale import GradeScale
+
 # Axis titles are {"text": …}: plotly.js 3+ (the package ships 4.x) ignores a bare string there.
 FONT = {"family": "NanumGothic, sans-serif", "size": 13}
 DATE_AXIS = {
@@ -16,17 +18,39 @@ DATE_AXIS = {
 }
 """Dates as numbers: plotly.js's default month names are English ("Jul 2020") and it ships no Korean locale;
 days appear only when ticks are closer than a month, so two ticks never read the same."""
-GRADE_COLORS = ["#1b7837", "#7fbf7b", "#bdbdbd", "#f4a582", "#b2182b"]
+PROVISIONAL_COLOR = "#9ecae1"
 
 
 def _layout(**extra: Any) -> dict[str, Any]:
     return {"font": FONT, "margin": {"l": 50, "r": 20, "t": 30, "b": 60}, "height": 320, **extra}
 
 
-def distribution_chart(dist: dict[str, dict[str, int]]) -> dict[str, Any]:
+def grade_columns(dist: dict[str, dict[str, int]], scale: GradeScale) -> list[dict[str, str]]:
+    """The distribution's grade columns, best first: every grade of the scale, any other grade in the rows (a
+    batch on another scale, which the page names), then 가등급 when any is held.
+
+    With the 미평가, 오류 columns they add up to each row's total (합계)."""
+    colors = scale.colors()
+    cols = [{"key": str(g), "label": scale.label(g), "color": colors[g]} for g in scale.best_first()]
+    keys = {k for row in dist.values() for k in row}
+    others = sorted((k for k in keys if k.isdigit() and not scale.contains(int(k))), key=int)
+    cols += [{"key": k, "label": f"{k} (다른 등급 체계)", "color": "#9e9e9e"} for k in others]
+    if any(n for row in dist.values() for k, n in row.items() if k.startswith("p")):
+        cols.append({"key": "provisional", "label": "가등급", "color": PROVISIONAL_COLOR})
+    return cols
+
+
+def column_value(row: dict[str, int], key: str) -> int:
+    """One cell: a grade's count, or (``provisional``) every provisional grade's (``p1``, ``p2`` …)."""
+    if key != "provisional":
+        return int(row.get(key, 0))
+    return sum(int(n) for k, n in row.items() if k.startswith("p"))
+
+
+def distribution_chart(dist: dict[str, dict[str, int]], scale: GradeScale) -> dict[str, Any]:
     types = list(dist)
-    traces = [{"type": "bar", "name": f"{g}등급", "x": types, "y": [dist[t][str(g)] for t in types],
-               "marker": {"color": GRADE_COLORS[g - 1]}} for g in range(1, 6)]
+    traces = [{"type": "bar", "name": c["label"], "x": types, "y": [column_value(dist[t], c["key"]) for t in types],
+               "marker": {"color": c["color"]}} for c in grade_columns(dist, scale)]
     traces.append({"type": "bar", "name": "미평가", "x": types, "y": [dist[t]["not_rated"] for t in types],
                    "marker": {"color": "#e0e0e0"}})
     traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
@@ -34,18 +58,27 @@ def distribution_chart(dist: dict[str, dict[str, int]]) -> dict[str, Any]:
     return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}})}
 
 
-def history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
+def history_chart(history: list[dict[str, Any]], scale: GradeScale) -> dict[str, Any]:
+    """Score and grade over time; the grade axis is the scale's, best at the top, labelled as the firm writes.
+
+    Only results on ``scale`` are drawn on the grade axis (a batch on another scale is not mixed in)."""
     rated = [h for h in history if h["status"] == "ok"]
+    graded = [h for h in rated if h.get("grade_scale") in (None, scale.spec())]
+    order = scale.best_first()
+    top, bottom = order[0], order[-1]
+    step = 0.5 if top < bottom else -0.5
     return {
         "data": [
             {"type": "scatter", "mode": "lines+markers", "name": "종합 점수", "x": [h["as_of"] for h in rated],
              "y": [h["score"] for h in rated]},
             {"type": "scatter", "mode": "lines+markers", "name": "등급", "yaxis": "y2",
-             "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated]},
+             "x": [h["as_of"] for h in graded], "y": [h["grade"] for h in graded],
+             "text": [scale.label(h["grade"]) for h in graded], "hovertemplate": "%{x}: %{text}<extra></extra>"},
         ],
         "layout": _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "점수"}, "range": [0, 100]},
-                          yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right", "dtick": 1,
-                                  "range": [5.5, 0.5]}),
+                          yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right",
+                                  "range": [bottom + step, top - step], "tickmode": "array",
+                                  "tickvals": list(order), "ticktext": [scale.label(g) for g in order]}),
     }
 
 

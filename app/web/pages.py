@@ -12,18 +12,21 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.read_routes import CODE_RE, TEXT_PATTERN
-from evaluator.app.storage import nav_series, overview, queries
+from evaluator.app.api.read_routes import CODE_RE, TEXT_PATTERN, check_grade
+from evaluator.app.storage import nav_series, overview, queries, scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.charts import (
+    column_value,
     criteria_chart,
     distribution_chart,
+    grade_columns,
     history_chart,
     metrics_chart,
     nav_chart,
 )
 from evaluator.app.web.render import render
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE
 
 router = APIRouter(include_in_schema=False)
 LIST_PAGE_SIZE = 50
@@ -35,12 +38,16 @@ def overview_context(session: Session, who: Principal) -> dict[str, Any]:
     dates = overview.latest_dates(session, who)
     latest = dates[0] if dates else None
     previous = dates[1] if len(dates) > 1 else None
-    dist = queries.summary(session, who, latest) if latest else {}
+    view = scales.in_view(session, who, latest)
+    dist = queries.summary(session, who, latest, view) if latest else {}
     changes = overview.migrations(session, who, previous, latest) if previous and latest else None
     warnings = overview.new_batch_warnings(session, previous, latest) if latest and who.admin else []
+    columns = grade_columns(dist, view.scale)
+    table = {t: [column_value(row, c["key"]) for c in columns] for t, row in dist.items()}
     return {
         "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
-        "changes": changes, "warnings": warnings, "chart": distribution_chart(dist) if dist else None,
+        "changes": changes, "warnings": warnings, "chart": distribution_chart(dist, view.scale) if dist else None,
+        "columns": columns, "table": table, "scale_note": view.message(), "default_scale": DEFAULT_SCALE.spec(),
     }
 
 
@@ -55,9 +62,11 @@ def overview_page(request: Request, viewer: User, session: Db) -> Response:
 def fund_list(
     request: Request, viewer: User, session: Db,
     q: Text = "", type: Text = "", company: Text = "",
-    grade: Annotated[str, Query(max_length=1, pattern=r"^[1-5]?$")] = "",
+    grade: Annotated[str, Query(max_length=2, pattern=r"^([1-9]|10)?$")] = "",
     page: Annotated[int, Query(ge=1, le=100_000)] = 1,
 ) -> Response:
+    view = scales.in_view(session, viewer.principal)
+    check_grade(int(grade) if grade else None, view)
     filt = queries.FundFilter(type=type or None, grade=int(grade) if grade else None,
                               company=company or None, q=q or None)
     total, items = queries.list_funds(session, viewer.principal, filt, page=page, page_size=LIST_PAGE_SIZE)
@@ -65,6 +74,8 @@ def fund_list(
     return render(request, "funds.html", {
         "items": items, "total": total, "page": page, "pages": pages,
         "filters": {"q": q, "type": type, "company": company, "grade": grade},
+        "grades": [{"value": str(g), "label": view.scale.label(g)} for g in view.allowed_grades()],
+        "colors": {view.scale.rank(g): c for g, c in view.scale.colors().items()}, "scale_note": view.message(),
         "choices": request.app.state.page_cache.get(session, viewer.principal, "choices",
                                                     lambda: overview.choices(session, viewer.principal)),
     })
@@ -88,25 +99,30 @@ def metrics_table(metrics: dict[str, Any]) -> dict[str, Any]:
     return {"windows": windows, "rows": rows}
 
 
-@router.get("/funds/{code}")
+@router.get("/funds/{code:anytext}")  # the convertor is registered by read_routes
 def fund_page(request: Request, code: str, viewer: User, session: Db) -> Response:
     found = nav_series.fund_report_and_series(session, viewer.principal, code) if CODE_RE.match(code) else None
     if found is None:
         raise HTTPException(404, "no such fund")
     report, series = json.loads(found[0]), nav_series.chart_document(found[1])
     history = queries.fund_history(session, viewer.principal, code)
+    hist_view = scales.ScaleView.of(h["grade_scale"] for h in reversed(history))  # newest batch's scale first
     metrics = report.get("metrics") or {}
     criteria = {CRITERION_LABELS.get(k, k): v for k, v in (report.get("criterion_scores") or {}).items()}
+    model = report.get("model_evaluation")
     return render(request, "fund.html", {
         "r": report, "history": history, "table": metrics_table(metrics), "criteria": criteria,
         "series": series,
         "charts": {
             "nav": nav_chart(series) if series else None,
-            "history": history_chart(history) if history else None,
+            "history": history_chart(history, hist_view.scale) if history else None,
             "criteria": criteria_chart(criteria) if criteria else None,
             "metrics": metrics_chart(metrics, METRIC_LABELS) if metrics else None,
         },
-        "model": report.get("model_evaluation"),
+        "model": model, "scale_note": hist_view.message(),
+        "model_grade": scales.label(hist_view.scale, (model or {}).get("grade")) or "–",
+        "grade_color": hist_view.scale.colors().get(report.get("grade")) if report.get("status") == "ok" else None,
+        "grade_best": report.get("status") == "ok" and report.get("grade") == hist_view.scale.best_grade(),
     })
 
 

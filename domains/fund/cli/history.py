@@ -246,12 +246,14 @@ def _print_backtest(doc: dict, out: Path) -> None:
         f"{a['observations']} fund-dates ({a['stopped']} stopped inside the horizon, kept)"
     )
     console.print(f"rank IC mean {mean_text}, Newey-West t {t_text}, 95% CI {ci_text}")
-    for g, block in a["grades"].items():
+    labels = doc.get("grade_labels") or {}
+    for g, block in a["grades"].items():  # best first on the history's scale
+        name = labels.get(g, f"{g}등급")
         if block["mean_excess"] is None:
-            console.print(f"  {g}등급: n/a ({block['reason']})")
+            console.print(f"  {name}: n/a ({block['reason']})")
             continue
         console.print(
-            f"  {g}등급: mean excess {block['mean_excess']:+.2%} · hit rate {block['hit_rate']:.0%} · n={block['observations']}"
+            f"  {name}: mean excess {block['mean_excess']:+.2%} · hit rate {block['hit_rate']:.0%} · n={block['observations']}"
         )
     console.print(escape(a["monotonicity"]["verdict_ko"]))
     console.print(escape(doc["caveat_ko"]))

@@ -13,6 +13,7 @@ from evaluator.domains.fund.companies.funds import Funds
 from evaluator.domains.fund.companies.qualitative import Qualitative
 from evaluator.domains.fund.companies.rating import OK, Ratings
 from evaluator.domains.fund.companies.rule import CompanyRule
+from evaluator.methodology.rubric_scale import scale_of
 
 SCHEMA_PACKAGE = "evaluator.domains.fund.companies"
 
@@ -173,8 +174,10 @@ def report_ko(doc: dict[str, Any], company: dict[str, Any]) -> str:
         "| 펀드코드 | 펀드명 | 유형 | 등급 | 점수 | 설정원본 | 반영 |",
         "|---|---|---|---|---|---|---|",
     ]
+    scale = scale_of((doc.get("rubric") or {}).get("grade_scale"))  # the funds' scale, not the 운용사 bands
     for f in company["funds"]:
-        grade = f"{f['grade']}등급" if f["grade"] is not None else "-"
+        grade = "-" if f["grade"] is None else (
+            scale.provisional_label(f["grade"]) if f.get("provisional") else scale.label(f["grade"]))
         score = f"{f['score']:.1f}" if f["score"] is not None else "-"
         used = f"{f['weight'] * 100:.1f}%" if f["counted"] else (f["excluded_reason"] or "-")
         lines.append(

@@ -106,6 +106,8 @@ def read_funds(folder: str | os.PathLike[str]) -> Funds:
     frame["provisional"] = np.array([v is True for v in columns["provisional"]], dtype=bool)
     source = {"folder": str(base), "read_from": "summary.json" if fast else "reports"}
     rubric = summary.get("rubric") if isinstance(summary.get("rubric"), dict) else {}
+    if isinstance(summary.get("grade_scale"), dict):  # the funds' grades are on it (★★★★★ best …)
+        rubric = {**rubric, "grade_scale": summary["grade_scale"]}
     return Funds(frame=frame, as_of=as_of, rubric=dict(rubric), source=source, notes=notes)
 
 

@@ -34,8 +34,15 @@ from evaluator.domains.fund.history.backtest_stats import (
     newey_west_t,
     spearman,
 )
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, scale_of
 
-GRADES = ("1", "2", "3", "4", "5")
+GRADES = tuple(str(g) for g in DEFAULT_SCALE.best_first())
+"""The default scale's grades, best first; a history on another scale reads its own (``grade_keys``)."""
+
+
+def grade_keys(scale: GradeScale) -> tuple[str, ...]:
+    """The scale's grades as the document's keys, best first: tables, statistics and plots follow this order."""
+    return tuple(str(g) for g in scale.best_first())
 CAVEAT_KO = (
     "유형과 설정액은 메타 파일의 현재 값입니다(시점 기준 값이 아님). 과거 기준일의 동류그룹·평가대상 여부는 "
     "당시와 다를 수 있어 결과가 낙관적으로 편향될 수 있습니다."
@@ -136,11 +143,13 @@ def _pooled_cis(
     return mean_ci, med_ci, hit_ci, why
 
 
-def _grade_block(frame: pd.DataFrame, dates: list[str], steps: int, reps: int) -> dict[str, Any]:
-    """Per grade: pooled mean / median excess and hit rate, each with a block-bootstrap CI over dates."""
+def _grade_block(
+    frame: pd.DataFrame, dates: list[str], steps: int, reps: int, scale: GradeScale = DEFAULT_SCALE
+) -> dict[str, Any]:
+    """Per grade, best first: pooled mean / median excess and hit rate, each with a block-bootstrap CI over dates."""
     pos = {d: i for i, d in enumerate(dates)}
     out: dict[str, Any] = {}
-    for g in GRADES:
+    for g in grade_keys(scale):
         sub = frame[frame["grade"] == int(g)]
         if sub.empty:
             out[g] = {
@@ -149,7 +158,7 @@ def _grade_block(frame: pd.DataFrame, dates: list[str], steps: int, reps: int) -
                 "mean_excess": None,
                 "median_excess": None,
                 "hit_rate": None,
-                "reason": f"no fund was graded {g}등급 with a forward return",
+                "reason": f"no fund was graded {scale.label(int(g))} with a forward return",
             }
             continue
         mean_ci, med_ci, hit_ci, why = _pooled_cis(sub, dates, steps, reps)
@@ -199,17 +208,20 @@ def _ic_block(frame: pd.DataFrame, dates: list[str], steps: int, reps: int) -> d
     }
 
 
-def _monotonicity(grades: dict[str, Any]) -> dict[str, Any]:
-    means = [(g, grades[g]["mean_excess"]) for g in GRADES if grades[g]["mean_excess"] is not None]
+def _monotonicity(grades: dict[str, Any], scale: GradeScale = DEFAULT_SCALE) -> dict[str, Any]:
+    """Does the mean excess fall from the best grade to the worst (by rank, whichever end is best)?"""
+    keys = grade_keys(scale)
+    means = [(scale.label(int(g)), grades[g]["mean_excess"]) for g in keys if grades[g]["mean_excess"] is not None]
     if len(means) < 2:
         return {"monotone": None, "verdict_ko": "등급별 표본이 부족해 단조성을 판단할 수 없습니다."}
     breaks = [
-        f"{a}등급 {x:+.2%} ≤ {b}등급 {y:+.2%}" for (a, x), (b, y) in itertools.pairwise(means) if not x > y
+        f"{a} {x:+.2%} ≤ {b} {y:+.2%}" for (a, x), (b, y) in itertools.pairwise(means) if not x > y
     ]
     if not breaks:
+        best, worst = scale.label(scale.best_grade()), scale.label(scale.worst_grade())
         return {
             "monotone": True,
-            "verdict_ko": "평균 초과수익률이 1등급에서 5등급으로 갈수록 단조 감소합니다.",
+            "verdict_ko": f"평균 초과수익률이 {best}에서 {worst}{_euro(worst)} 갈수록 단조 감소합니다.",
         }
     return {
         "monotone": False,
@@ -237,9 +249,20 @@ def company_frame(folder: Path, frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def analyse(frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BOOT) -> dict[str, Any]:
-    """Every statistic of one (sub)universe; nulls carry a reason."""
-    grades = _grade_block(frame, dates, steps, reps)
+def _euro(word: str) -> str:
+    """The particle 으로/로 after ``word`` (로 after a vowel or ㄹ; ★ reads 별, so 로)."""
+    last = word[-1]
+    if not "가" <= last <= "힣":
+        return "로"
+    tail = (ord(last) - ord("가")) % 28
+    return "로" if tail in (0, 8) else "으로"
+
+
+def analyse(
+    frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BOOT, scale: GradeScale = DEFAULT_SCALE
+) -> dict[str, Any]:
+    """Every statistic of one (sub)universe, grades best first on ``scale``; nulls carry a reason."""
+    grades = _grade_block(frame, dates, steps, reps, scale)
     return {
         "observations": len(frame),
         "funds": int(frame["fund_code"].nunique()),
@@ -248,9 +271,9 @@ def analyse(frame: pd.DataFrame, dates: list[str], steps: int, *, reps: int = BO
         "grades": grades,
         "ic": _ic_block(frame, dates, steps, reps),
         "migration": migration(
-            frame["grade"].to_numpy(dtype=float), frame["grade_after"].to_numpy(dtype=float)
+            frame["grade"].to_numpy(dtype=float), frame["grade_after"].to_numpy(dtype=float), grade_keys(scale)
         ),
-        "monotonicity": _monotonicity(grades),
+        "monotonicity": _monotonicity(grades, scale),
     }
 
 
@@ -270,16 +293,12 @@ def backtest(
     forward excess returns; migration follows the company's grade.
     """
     table, levels, summary = load_history(folder)
-    scale = summary.get("grade_scale")
-    if scale and (scale.get("grades"), scale.get("best")) != (5, "low"):
-        raise DataError(
-            f"the history's rubric has {scale.get('grades')} grades with the {scale.get('best')} end best; the "
-            "backtest's grade tables and plots read five grades with 1 best only"
-        )
+    scale = scale_of(summary.get("grade_scale"))
     freq = str(summary.get("freq", "M"))
     frame, dates, steps = forward_frame(table, levels, horizon, freq, include_provisional)
     if level == "company":
         frame = company_frame(folder, frame)
+        scale = GradeScale(max(5, int(frame["grade"].max()) if not frame.empty else 5))  # 운용사 bands: 1 best
     elif level != "fund":
         raise DataError(f"--level must be fund or company, not {level!r}")
     if frame.empty:
@@ -293,6 +312,8 @@ def backtest(
         "steps_per_horizon": steps,
         "as_of_dates": dates,
         "rubric": summary.get("rubric"),
+        "grade_scale": scale.spec(),
+        "grade_labels": {g: scale.label(int(g)) for g in grade_keys(scale)},
         "method": {
             "forward_return": "total-return level (adjusted NAV or NAV + distributions) at the as-of date horizon months later / level at t − 1",
             "excess": "forward return − median forward return of the rated funds of the same 유형 on that date",
@@ -308,12 +329,12 @@ def backtest(
             "provisional": "provisional grades (가등급) included" if include_provisional else "provisional grades (가등급) excluded",
         },
         "caveat_ko": CAVEAT_KO,
-        "all": analyse(frame, dates, steps, reps=reps),
+        "all": analyse(frame, dates, steps, reps=reps, scale=scale),
         "by_type": None,
     }
     if by_type:
         doc["by_type"] = {
-            str(t): analyse(sub.reset_index(drop=True), dates, steps, reps=reps)
+            str(t): analyse(sub.reset_index(drop=True), dates, steps, reps=reps, scale=scale)
             for t, sub in frame.groupby("type", sort=True)
         }
     return doc

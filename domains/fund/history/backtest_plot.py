@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from evaluator.core.plotting import NothingToPlotError, Plan, save_png, style
-from evaluator.domains.fund.history.backtest import GRADES
 
 PNG_NAMES = {
     "excess": "backtest_excess_by_grade.png",
@@ -29,11 +28,19 @@ def _figure(width: float, height: float) -> tuple[Any, Any]:
     return fig, fig.add_subplot(1, 1, 1)
 
 
+def _grades(doc: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The document's grades, best first (its own order), and how the firm writes them (★★★★★, 1등급)."""
+    keys = list(doc["all"]["grades"])
+    labels = doc.get("grade_labels") or {}
+    return keys, [str(labels.get(g, f"{g}등급")) for g in keys]
+
+
 def excess_figure(doc: Mapping[str, Any]) -> Any:
-    """Mean forward excess return per grade with its 95 % block-bootstrap interval."""
+    """Mean forward excess return per grade (best first) with its 95 % block-bootstrap interval."""
     grades = doc["all"]["grades"]
+    keys, names = _grades(doc)
     fig, ax = _figure(6.4, 4.0)
-    for k, g in enumerate(GRADES):
+    for k, g in enumerate(keys):
         block = grades[g]
         mean = block.get("mean_excess")
         if mean is None:
@@ -44,7 +51,7 @@ def excess_figure(doc: Mapping[str, Any]) -> Any:
         if err is not None:
             ax.errorbar(k, mean * 100, yerr=np.array(err) * 100, color="black", capsize=4)
     ax.axhline(0.0, color="grey", linewidth=0.8)
-    ax.set_xticks(range(len(GRADES)), [f"{g}등급" for g in GRADES])
+    ax.set_xticks(range(len(keys)), names)
     ax.set_ylabel(f"{doc['horizon_months']}개월 동류 중앙값 대비 초과수익률 (%)")
     ax.set_title("등급별 미래 초과수익률 (95% 블록 부트스트랩 구간)")
     fig.tight_layout()
@@ -74,17 +81,18 @@ def ic_figure(doc: Mapping[str, Any]) -> Any:
 def migration_figure(doc: Mapping[str, Any]) -> Any:
     """Row-normalised grade migration t → t+horizon (counts in the cells)."""
     matrix = doc["all"]["migration"]["matrix"]
-    cols = [*GRADES, "unrated"]
-    counts = np.array([[matrix[g][c] for c in cols] for g in GRADES], dtype=float)
+    keys, names = _grades(doc)
+    cols = [*keys, "unrated"]
+    counts = np.array([[matrix[g][c] for c in cols] for g in keys], dtype=float)
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     fig, ax = _figure(6.0, 4.8)
     image = ax.imshow(share, cmap="Blues", vmin=0.0, vmax=1.0)
-    for i in range(len(GRADES)):
+    for i in range(len(keys)):
         for j in range(len(cols)):
             ax.text(j, i, f"{int(counts[i, j])}", ha="center", va="center",
                     color="white" if share[i, j] > 0.5 else "black", fontsize=8)  # fmt: skip
-    ax.set_xticks(range(len(cols)), [*(f"{g}등급" for g in GRADES), "미평가"])
-    ax.set_yticks(range(len(GRADES)), [f"{g}등급" for g in GRADES])
+    ax.set_xticks(range(len(cols)), [*names, "미평가"])
+    ax.set_yticks(range(len(keys)), names)
     ax.set_xlabel(f"{doc['horizon_months']}개월 후 등급")
     ax.set_ylabel("기준일 등급")
     ax.grid(False)

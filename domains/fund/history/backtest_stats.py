@@ -98,15 +98,19 @@ def mean_summary(values: np.ndarray, lag: int, block: int, *, reps: int = BOOT) 
     }
 
 
-def migration(before: np.ndarray, after: np.ndarray) -> dict[str, object]:
-    """Counts grade(t) → grade(t+h) (``after`` NaN = no grade then) and P(same grade | graded at both)."""
-    labels = ["1", "2", "3", "4", "5"]
+def migration(
+    before: np.ndarray, after: np.ndarray, grades: tuple[str, ...] = ("1", "2", "3", "4", "5")
+) -> dict[str, object]:
+    """Counts grade(t) → grade(t+h) (``after`` NaN = no grade then) and P(same grade | graded at both).
+
+    ``grades``: every grade of the scale, best first (the rows' and columns' order)."""
+    labels = list(grades)
     matrix = {g: {**{h: 0 for h in labels}, "unrated": 0} for g in labels}
     for g0, g1 in zip(before, after, strict=True):
-        if not np.isfinite(g0):
+        if not np.isfinite(g0) or str(int(g0)) not in matrix:
             continue
         row = matrix[str(int(g0))]
-        row[str(int(g1)) if np.isfinite(g1) else "unrated"] += 1
+        row[str(int(g1)) if np.isfinite(g1) and str(int(g1)) in matrix else "unrated"] += 1
     both = sum(row[h] for row in matrix.values() for h in labels)
     same = sum(matrix[g][g] for g in labels)
     return {

@@ -32,7 +32,7 @@ from evaluator.core.plotting import (
     style,
 )
 from evaluator.core.plotting import label as _label
-from evaluator.methodology.rubric_scale import GradeScale, grade_scale
+from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, grade_scale
 
 # Peer groups (유형) with an agreed English name, used when no Hangul font is installed.
 ROMANISED = {
@@ -70,20 +70,13 @@ SUMMARY_FILES = ("summary.json", "summary.csv")
 PERIOD_PREFERENCE = ("3y", "10y", "5y", "1y")
 NO_TYPE = "(none)"
 STATUS_COLORS = {"not_rated": "#c7c7c7", "error": "#525252"}
-GRADE_COLORS = {1: "#1a9850", 2: "#91cf60", 3: "#fee08b", 4: "#fc8d59", 5: "#d73027"}
+GRADE_COLORS = DEFAULT_SCALE.colors()
 """Best (green) to worst (red) on the default scale; other scales take the same ramp by rank from their best."""
 
 
 def grade_colors(scale: GradeScale) -> dict[int, str]:
     """Each grade's colour by its rank from the scale's best grade, so 5★ is green when five stars is best."""
-    order = scale.best_first()
-    if len(order) == len(GRADE_COLORS):
-        return {g: GRADE_COLORS[rank + 1] for rank, g in enumerate(order)}
-    import matplotlib
-    from matplotlib.colors import to_hex
-
-    ramp = matplotlib.colormaps["RdYlGn_r"]
-    return {g: to_hex(ramp(0.1 + 0.8 * rank / max(1, len(order) - 1))) for rank, g in enumerate(order)}
+    return scale.colors()
 
 
 def batch_scale(batch_dir: Path) -> GradeScale:
