@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,21 @@ def _eval(out: Path, limit: int, *extra: str) -> list[str]:
             *extra]
 
 
+def _kill_when(cmd: list[str], env: dict[str, str], log_path: Path, ready: Callable[[], bool]) -> None:
+    """Start ``cmd`` and SIGKILL it as soon as ``ready()`` holds (failing if it ends or never gets there)."""
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + 300
+    try:
+        while not ready():
+            assert proc.poll() is None, log_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, "the command never reached the point to kill it at"
+            time.sleep(0.01)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_sigkill_during_eval_force_leaves_the_old_folder_whole(tiny_model_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "ev"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -38,20 +54,8 @@ def test_sigkill_during_eval_force_leaves_the_old_folder_whole(tiny_model_dir: P
 
     staging = out.with_name(out.name + STAGING_SUFFIX)
     big = [*_eval(out, 400, "--force"), "--batch-size", "2", "--max-new-tokens", "64"]
-    with open(tmp_path / "second.log", "w") as log:
-        proc = subprocess.Popen(big, stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + 300
-    try:
-        while time.monotonic() < deadline:
-            if (staging / PARTIAL_NAME).is_file() and (staging / PARTIAL_NAME).stat().st_size > 0:
-                break  # generations of the new run are being written
-            assert proc.poll() is None, (tmp_path / "second.log").read_text()[-2000:]
-            time.sleep(0.02)
-        else:
-            pytest.fail("the second evaluation never started writing generations")
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    partial = staging / PARTIAL_NAME  # generations of the new run are being written
+    _kill_when(big, env, tmp_path / "second.log", lambda: partial.is_file() and partial.stat().st_size > 0)
 
     assert {p.name: p.read_bytes() for p in out.iterdir()} == old  # byte for byte the old folder
     assert (staging / PARTIAL_NAME).is_file()  # the unfinished run's generations stay readable beside it
@@ -127,21 +131,8 @@ def test_sigkill_during_fund_evaluate_force_leaves_the_old_batch_whole(tmp_path:
     assert len(old) > 40
 
     staging = out.with_name(out.name + STAGING_SUFFIX)
-    with open(tmp_path / "second.log", "w") as log:
-        proc = subprocess.Popen([*base, "--sample-funds", "3000", "--force"], stdout=log, stderr=subprocess.STDOUT,
-                                env=env)
-    deadline = time.monotonic() + 300
-    try:
-        while time.monotonic() < deadline:
-            if staging.is_dir() and sum(1 for _ in staging.iterdir()) > 50:
-                break  # reports of the new batch are being written
-            assert proc.poll() is None, (tmp_path / "second.log").read_text()[-2000:]
-            time.sleep(0.01)
-        else:
-            pytest.fail("the second batch never started writing reports")
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    _kill_when([*base, "--sample-funds", "3000", "--force"], env, tmp_path / "second.log",
+               lambda: staging.is_dir() and sum(1 for _ in staging.iterdir()) > 50)  # reports being written
     assert {p.name: p.read_bytes() for p in out.iterdir()} == old
     listed = run_cli("fund", "companies", str(out), "--out", str(tmp_path / "companies"))
     assert listed.exit_code == 0, listed.output  # the old batch still reads as a whole batch

@@ -53,17 +53,23 @@ def _header(raw: bytes, encoding: str) -> list[str] | None:
     return cells
 
 
-def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str, list[str]], int, list[str], str] | None:
-    """(NAV matrix, issues, data rows, columns, encoding) of a clean wide CSV, or None to use the general path."""
+def _csv_head(path: str | Path) -> tuple[bytes, str, list[str], list[str | None]] | None:
+    """(bytes, encoding, column names, their canonical names) of a CSV file; None for Excel or Parquet."""
     p = Path(path)
     if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
         return None
     raw = p.read_bytes()
     _, encoding = decode(raw, f"DATA {p}")
     header = _header(raw, encoding)
-    if header is None:
+    return None if header is None else (raw, encoding, header, [canonical(c) for c in header])
+
+
+def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str, list[str]], int, list[str], str] | None:
+    """(NAV matrix, issues, data rows, columns, encoding) of a clean wide CSV, or None to use the general path."""
+    head = _csv_head(path)
+    if head is None:
         return None
-    known = [canonical(c) for c in header]
+    raw, encoding, header, known = head
     if known.count("date") != 1 or any(k is not None and k != "date" for k in known):
         return None  # a long layout, a title row above the header, or descriptive columns: the general path
     date_col = header[known.index("date")]
@@ -116,15 +122,10 @@ def read_long_csv(
     from evaluator.domains.fund.data.readers import rename_known
     from evaluator.domains.fund.data.rows import ADJUSTMENT_COLUMNS, apply_units, meta_from_rows
 
-    p = Path(path)
-    if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
+    head = _csv_head(path)
+    if head is None:
         return None
-    raw = p.read_bytes()
-    _, encoding = decode(raw, f"DATA {p}")
-    header = _header(raw, encoding)
-    if header is None:
-        return None
-    known = [canonical(c) for c in header]
+    raw, encoding, header, known = head
     if None in known or len(set(known)) != len(known) or not {"date", "fund_code", "nav"} <= set(known):
         return None
     if set(known) & set(ADJUSTMENT_COLUMNS):
