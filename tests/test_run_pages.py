@@ -42,7 +42,8 @@ def runs_web_app(root: Path, db: Path):  # type: ignore[no-untyped-def]
 
     engine = open_database(f"sqlite:///{db}", migrate=True)
     _, admin = create_key(engine, client="lab", companies=[], funds=[], admin=True, expires_on=None)
-    _, client = create_key(engine, client="가람", companies=["가람자산운용"], funds=[], admin=False, expires_on=None)
+    _, client = create_key(engine, client="가람", companies=["가람자산운용"], funds=[], admin=False, expires_on=None,
+                           allow_unknown=True)
     app = create_web_app(engine=engine, settings=Settings(rate_per_minute=0),
                          extensions=Extensions(page_sets=[runs_page_set([root])]))
     return app, {"admin": admin, "client": client}

@@ -244,7 +244,7 @@ def test_raw_keys_are_never_in_the_database_file(tmp_path: Path) -> None:
 
     url = f"sqlite:///{tmp_path / 'k.db'}"
     created = run_cli("keys", "create", "--db", url, "--client", "고객사", "--company", CLIENT_A_COMPANY,
-                      "--expires", "2099-12-31")
+                      "--expires", "2099-12-31", "--allow-unknown")
     assert created.exit_code == 0, created.output
     key = created.output.strip().splitlines()[-1]
     assert key.startswith("ev_") and len(key.split("_", 2)[2]) == 43
@@ -261,6 +261,22 @@ def test_raw_keys_are_never_in_the_database_file(tmp_path: Path) -> None:
     assert past.exit_code == 2 and "in the past" in past.output
     scopeless = run_cli("keys", "create", "--db", url, "--client", "x")
     assert scopeless.exit_code == 2 and "--company or --fund" in scopeless.output
+
+
+def test_keys_for_unknown_companies_or_funds_are_refused(loaded: Loaded) -> None:
+    from conftest import run_cli
+
+    typo = run_cli("keys", "create", "--db", loaded.url, "--client", "x", "--company", "없는운용",
+                   "--company", CLIENT_A_COMPANY, "--fund", "KR0000000000")
+    assert typo.exit_code == 2 and "--company 없는운용" in typo.output and "--fund KR0000000000" in typo.output
+    assert CLIENT_A_COMPANY not in typo.output.split("knows")[1].split("(")[0]
+    before = len(run_cli("keys", "list", "--db", loaded.url).output)
+    known = run_cli("keys", "create", "--db", loaded.url, "--client", "x", "--company", CLIENT_A_COMPANY,
+                    "--fund", loaded.b_extra_fund)
+    assert known.exit_code == 0, known.output
+    anyway = run_cli("keys", "create", "--db", loaded.url, "--client", "x", "--company", "없는운용", "--allow-unknown")
+    assert anyway.exit_code == 0, anyway.output
+    assert len(run_cli("keys", "list", "--db", loaded.url).output) > before
 
 
 def test_a_database_failure_is_a_503_without_details(loaded: Loaded) -> None:

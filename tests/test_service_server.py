@@ -55,6 +55,11 @@ def test_two_workers_share_keys_and_revocation(report_folders: dict[str, Path], 
                     r = fresh.get("/api/v1/summary")
                     assert r.status_code == 200 and r.json()["funds"] == 40
             assert client.get("/api/v1/funds").json()["total"] > 0
+            # no proxy is trusted by default: forged forwarding headers from 127.0.0.1 change nothing
+            forged = client.get("/api/v1/funds", headers={"X-Forwarded-Proto": "https",
+                                                           "X-Forwarded-For": "203.0.113.9"})
+            assert forged.status_code == 200 and "strict-transport-security" not in forged.headers
+            assert forged.headers["cache-control"] == "no-store"
             assert run_cli("keys", "revoke", key.split("_")[1], "--db", url).exit_code == 0
             for _ in range(40):
                 with httpx.Client(base_url=base, headers=headers, timeout=10) as fresh:

@@ -92,12 +92,22 @@ def test_logout_revocation_and_expiry_end_the_session(loaded: Loaded) -> None:
     assert client.get("/").status_code == 303
 
 
-def test_failed_sign_ins_are_limited_per_address(loaded: Loaded) -> None:
-    client = web_client(loaded, login_failures=3)
+def _wrong(key: str) -> str:
+    """The same account (key id) with a wrong secret."""
+    return key[: len("ev_") + 12 + 1] + "A" * 43
+
+
+def test_failed_sign_ins_lock_the_account_not_the_firm(loaded: Loaded) -> None:
+    client = web_client(loaded, login_failures=3, login_address_failures=5)
     for _ in range(3):
-        assert sign_in(client, "ev_000000000000_" + "A" * 43).status_code == 401
-    blocked = sign_in(client, loaded.keys["a"])  # even the right key waits now
+        assert sign_in(client, _wrong(loaded.keys["a"])).status_code == 401
+    blocked = sign_in(client, loaded.keys["a"])  # the guessed account waits, even with its right key
     assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) > 0
+    assert sign_in(client, loaded.keys["b"]).status_code == 303  # another account from the same address
+    client.cookies.clear()
+    assert sign_in(client, _wrong(loaded.keys["b"])).status_code == 401
+    assert sign_in(client, "not a key").status_code == 401  # 5th failure from this address
+    assert sign_in(client, loaded.keys["admin"]).status_code == 429  # the looser address limit
     # a login form without its token is refused (no login CSRF)
     other = web_client(loaded)
     assert other.post("/login", data={"key": loaded.keys["a"], "csrf": "x"}).status_code == 403

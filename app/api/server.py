@@ -23,6 +23,7 @@ from evaluator.app.api.docs import add_offline_docs
 from evaluator.app.api.errors import RateLimited, add_error_handlers, json_response
 from evaluator.app.api.evaluation_routes import BodyLimit, add_evaluation_routes
 from evaluator.app.api.read_routes import ERRORS, add_read_routes
+from evaluator.app.api.security_headers import SecurityHeaders
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage import ratelimit
 from evaluator.app.storage.apikeys import Principal, authenticate
@@ -129,6 +130,7 @@ def create_app(
     add_read_routes(app, Caller, Db)
     add_evaluation_routes(app, Caller, Db, ERRORS, json_response)
     app.add_middleware(BodyLimit, max_bytes=int(settings.upload_max_mb * 3 * (1 << 20)) + (1 << 20))
+    app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)
     return app
 

@@ -26,7 +26,8 @@ def _number(name: str, default: float) -> float:
 @dataclass(frozen=True)
 class Settings:
     rate_per_minute: int = 600  # requests per key per minute on the API and the pages; 0 turns it off
-    login_failures: int = 10  # failed sign-ins per client address per login window
+    login_failures: int = 10  # failed sign-ins per account (key id) per login window
+    login_address_failures: int = 50  # failed sign-ins per client address per login window (any account)
     login_window_s: int = 300
     session_hours: float = 8.0
     upload_max_mb: float = 50.0  # per file

@@ -19,6 +19,9 @@ def create_cmd(
     fund: list[str] = typer.Option([], "--fund", help="Fund code the key may see (repeatable)."),
     admin: bool = typer.Option(False, "--admin", help="See every fund (operators only)."),
     expires: str | None = typer.Option(None, "--expires", help="Last valid day, YYYY-MM-DD (UTC)."),
+    allow_unknown: bool = typer.Option(
+        False, "--allow-unknown", help="Accept a --company/--fund no stored batch knows yet (default: refused)."
+    ),
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Create a key and print it ONCE, as the last line; only its id and a salted hash are stored."""
@@ -33,7 +36,8 @@ def create_cmd(
     engine = engine_or_fail(db)
     try:
         key_id, key = create_key(
-            engine, client=client, companies=company, funds=fund, admin=admin, expires_on=expires_on
+            engine, client=client, companies=company, funds=fund, admin=admin, expires_on=expires_on,
+            allow_unknown=allow_unknown,
         )
     except KeyCommandError as exc:
         fail(str(exc))

@@ -25,8 +25,9 @@ def serve(
         "(admin keys only; repeatable; read, never written).",
     ),
     forwarded_allow_ips: str = typer.Option(
-        "127.0.0.1", "--forwarded-allow-ips",
-        help="Proxies whose X-Forwarded-Proto/For are trusted (session cookies are Secure over HTTPS).",
+        "", "--forwarded-allow-ips",
+        help="Comma-separated proxy addresses whose X-Forwarded-Proto/For are trusted (HTTPS for Secure "
+        "cookies, the client address for sign-in limits); none by default, so a forged header counts for nothing.",
     ),
 ) -> None:
     """Serve the pages (sign in with a key at /login) and /api/v1 with bearer keys; docs at /docs."""
@@ -61,7 +62,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
-        proxy_headers=True,
+        proxy_headers=bool(forwarded_allow_ips.strip()),
         forwarded_allow_ips=forwarded_allow_ips,
         access_log=False,  # the app logs each request itself, with the key id and latency
         log_level="warning",

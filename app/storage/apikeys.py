@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from evaluator.app.storage.tables import ApiKey
+from evaluator.app.storage.tables import ApiKey, FundResult
 
 PREFIX = "ev"
 KEY_RE = re.compile(r"^ev_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
@@ -99,8 +99,11 @@ def create_key(
     funds: list[str],
     admin: bool,
     expires_on: dt.date | None,
+    allow_unknown: bool = False,
 ) -> tuple[str, str]:
-    """Store a new key; return (key id, the full key). The full key is never stored or shown again."""
+    """Store a new key; return (key id, the full key). The full key is never stored or shown again.
+    A 운용사 or fund code that no stored batch knows is refused (a typo would make a key that sees nothing)
+    unless ``allow_unknown`` (a key made before the client's first batch)."""
     if not client.strip():
         raise KeyCommandError("--client must not be empty")
     if not admin and not companies and not funds:
@@ -110,6 +113,8 @@ def create_key(
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     with Session(engine) as session, session.begin():
+        if not allow_unknown:
+            check_known_scope(session, companies, funds)
         session.add(
             ApiKey(
                 id=key_id,
@@ -123,6 +128,18 @@ def create_key(
             )
         )
     return key_id, f"{PREFIX}_{key_id}_{secret}"
+
+
+def check_known_scope(session: Session, companies: list[str], funds: list[str]) -> None:
+    """Raise :class:`KeyCommandError` naming every company or fund code absent from all stored batches."""
+    wanted_c = {c.strip() for c in companies if c.strip()}
+    wanted_f = {f.strip() for f in funds if f.strip()}
+    known_c = set(session.scalars(select(FundResult.company).where(FundResult.company.in_(wanted_c)).distinct()))
+    known_f = set(session.scalars(select(FundResult.fund_code).where(FundResult.fund_code.in_(wanted_f)).distinct()))
+    unknown = [f"--company {c}" for c in sorted(wanted_c - known_c)] + [f"--fund {f}" for f in sorted(wanted_f - known_f)]
+    if unknown:
+        raise KeyCommandError(f"no stored batch knows {', '.join(unknown)} (check the spelling; "
+                              "--allow-unknown to create it anyway)")
 
 
 def list_keys(engine: Engine) -> list[ApiKey]:

@@ -24,6 +24,7 @@ from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.cache import ScopeCache
 from evaluator.app.web.extensions import Extensions, default_extensions
 from evaluator.app.web.fonts import browser_safe_font
+from evaluator.app.web.plotly_style import plotly_style
 from evaluator.app.web.render import make_templates, render
 
 API_PREFIXES = ("/api/", "/assets/", "/docs", "/openapi.json", "/healthz")
@@ -41,6 +42,15 @@ def _register_assets(app: FastAPI) -> None:
                "application/javascript")
     assets.add("font/NanumGothic.ttf", fonts / "NanumGothic.ttf", "font/ttf", browser_safe_font)
     assets.add("font/NanumGothicBold.ttf", fonts / "NanumGothicBold.ttf", "font/ttf", browser_safe_font)
+
+    def font_urls(css: bytes) -> bytes:  # a file, not an inline <style>: the CSP allows no inline style
+        for name in ("font/NanumGothic.ttf", "font/NanumGothicBold.ttf"):
+            css = css.replace(b"{{%s}}" % name.encode(), assets.url(name).encode())
+        return css
+
+    assets.add("web/fonts.css", web / "fonts.css", "text/css", font_urls)
+    assets.add("plotly-style.css", web / "fonts.css", "text/css", lambda _raw: plotly_style()[1])
+    assets.add("plotly-rules.css", web / "fonts.css", "text/css", lambda _raw: b"/* Plotly inserts its rules */\n")
 
 
 def _is_page(request: Request) -> bool:
@@ -99,6 +109,7 @@ def create_web_app(
     app.state.page_cache = ScopeCache()
     app.state.templates = make_templates([ps.templates for ps in ext.page_sets if ps.templates])
     _register_assets(app)
+    app.state.templates.env.globals["plotly_style_id"] = plotly_style()[0]
     _html_errors(app)
     app.include_router(auth.router)
     app.include_router(pages.router)

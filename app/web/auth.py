@@ -2,8 +2,9 @@
 
 ``POST /login`` checks the key against its stored hash and starts a database session
 (:mod:`evaluator.app.storage.websessions`); the cookie is HttpOnly, SameSite=Lax, Secure over HTTPS (or
-behind a proxy that uvicorn trusts) and expires with the session. Failed sign-ins are counted per client
-address in the database and refused with 429 past the limit. The key is read from the form body only:
+behind a proxy that uvicorn trusts) and expires with the session. Failed sign-ins are counted in the database
+per account (the key id) and, with a looser limit, per client address, and refused with 429 past either.
+The address is the peer's, or the forwarded one only from proxies named in ``--forwarded-allow-ips``. The key is read from the form body only:
 never from a URL, never written into a page or a log line.
 
 Dependencies for pages (also for page sets that plug in):
@@ -29,7 +30,7 @@ from starlette.exceptions import HTTPException
 
 from evaluator.app.api.server import check_rate
 from evaluator.app.storage import ratelimit
-from evaluator.app.storage.apikeys import Principal, authenticate
+from evaluator.app.storage.apikeys import KEY_RE, Principal, authenticate
 from evaluator.app.storage.websessions import end_session, lookup, start_session
 from evaluator.app.web.render import render
 
@@ -92,6 +93,18 @@ def _client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def _login_buckets(request: Request, key: str) -> list[tuple[str, int]]:
+    """Failure counters a sign-in is checked against: the account (the key id named in what was typed)
+    and, looser, the client address, so one person guessing from a firm's shared address locks only the
+    account guessed at, and the right key for another account still signs in."""
+    settings = request.app.state.settings
+    buckets = [(f"login:{_client_address(request)}", settings.login_address_failures)]
+    match = KEY_RE.match(key)
+    if match:
+        buckets.append((f"login-key:{match.group(1)}", settings.login_failures))
+    return buckets
+
+
 def _safe_next(target: str | None) -> str:
     """Only a local path: never another site (``//host``, ``/\\host``, schemes)."""
     if not target or not target.startswith("/") or target.startswith(("//", "/\\")) or len(target) > 500:
@@ -134,9 +147,9 @@ def login(
     next: Annotated[str, Form(max_length=500)] = "/",
 ) -> Response:
     settings = request.app.state.settings
-    bucket = f"login:{_client_address(request)}"
+    buckets = _login_buckets(request, key.strip())
     target = _safe_next(next)
-    if ratelimit.peek(session, bucket, settings.login_window_s) >= settings.login_failures:
+    if any(ratelimit.peek(session, bucket, settings.login_window_s) >= limit for bucket, limit in buckets):
         retry = str(settings.login_window_s)
         return _login_page(request, "로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.", 429, target,
                            {"Retry-After": retry})
@@ -145,7 +158,8 @@ def login(
         return _login_page(request, "로그인 양식이 만료되었습니다. 다시 입력하세요.", 403, target)
     who = authenticate(session, key.strip())
     if who is None:
-        ratelimit.hit(session, bucket, settings.login_failures, settings.login_window_s)
+        for bucket, limit in buckets:
+            ratelimit.hit(session, bucket, limit, settings.login_window_s)
         return _login_page(request, "키가 올바르지 않거나 만료·폐기되었습니다.", 401, target)
     ttl = dt.timedelta(hours=settings.session_hours)
     token, expires = start_session(session, who.key_id, ttl)

@@ -112,3 +112,16 @@ def nav_chart(series: dict[str, Any]) -> dict[str, Any]:
                      legend={"orientation": "h", "y": -0.2})
     layout["margin"] = {**layout["margin"], "l": 70}  # room for the axis title beside the tick labels
     return {"data": traces, "layout": layout}
+
+
+def plotly_text(spec: Any) -> Any:
+    """``spec`` with every string's ``& < >`` written as entities: Plotly renders a subset of HTML in labels
+    (``<b>``, ``<a href>``), and names come from uploaded files, so no tag from data may reach it. Plotly
+    turns the entities back into plain characters; formats and colours contain none of the three."""
+    if isinstance(spec, str):
+        return spec.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if isinstance(spec, dict):
+        return {k: plotly_text(v) for k, v in spec.items()}
+    if isinstance(spec, list | tuple):
+        return [plotly_text(v) for v in spec]
+    return spec

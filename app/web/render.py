@@ -12,6 +12,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from evaluator.app.web.charts import plotly_text
 from evaluator.app.web.extensions import NavLink
 
 BASE_NAV = (
@@ -28,6 +29,7 @@ def make_templates(extra: list[Path]) -> Jinja2Templates:
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = _num
     env.filters["pct"] = _pct
+    env.filters["plotly_text"] = plotly_text
     return Jinja2Templates(env=env)
 
 
