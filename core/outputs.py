@@ -133,11 +133,15 @@ def replacing_dir(
 
     An interruption (an exception, SIGKILL, a full disk) leaves the old folder as it was, or no folder when
     there was none: never the new report beside the old samples. A non-empty ``path`` is refused unless
-    ``force``. ``owned`` names what the command writes (names, or a test on a name): anything else in the old folder (a user's notes) is
-    carried into the new one as hard links, so ``--force`` replaces only the command's own files. After an
-    exception the staging folder is kept (its partial files may be worth reading); the next write removes it.
+    ``force``. ``owned`` names what the command writes (names, or a test on a name): anything else in the old
+    folder (a user's notes) is carried into the new one as hard links, so ``--force`` replaces only the
+    command's own files. After an exception the staging folder is kept (its partial files may be worth
+    reading); the next write removes it. The working folder (or one above it) is refused: swapping it would
+    leave the shell in a deleted folder.
     """
-    target = Path(path)
+    target = Path(path).absolute()
+    if target == Path.cwd() or target in Path.cwd().parents:
+        raise OutputExistsError(f"{path} is the current folder (or holds it); choose a folder below it for --out")
     recover_replaced(target)
     if target.exists() and not target.is_dir():
         raise OutputExistsError(f"{target} exists and is not a folder")

@@ -136,3 +136,14 @@ def test_sigkill_during_fund_evaluate_force_leaves_the_old_batch_whole(tmp_path:
     assert {p.name: p.read_bytes() for p in out.iterdir()} == old
     listed = run_cli("fund", "companies", str(out), "--out", str(tmp_path / "companies"))
     assert listed.exit_code == 0, listed.output  # the old batch still reads as a whole batch
+
+
+def test_the_current_folder_is_never_swapped_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mine.txt").write_text("x", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for out in (".", str(tmp_path), str(tmp_path.parent)):
+        with pytest.raises(FileExistsError, match="current folder"), replacing_dir(out, force=True):
+            pass
+    with replacing_dir("sub", force=True) as staging:  # a folder below it is fine
+        (staging / "report.json").write_text("{}", encoding="utf-8")
+    assert (tmp_path / "sub" / "report.json").is_file() and (tmp_path / "mine.txt").is_file()
