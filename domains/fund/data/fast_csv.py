@@ -17,7 +17,6 @@ equality is asserted bit for bit in the tests.
 from __future__ import annotations
 
 import csv
-import io
 import itertools
 from pathlib import Path
 
@@ -53,15 +52,19 @@ def _header(raw: bytes, encoding: str) -> list[str] | None:
     return cells
 
 
-def _csv_head(path: str | Path) -> tuple[bytes, str, list[str], list[str | None]] | None:
-    """(bytes, encoding, column names, their canonical names) of a CSV file; None for Excel or Parquet."""
+def _csv_head(path: str | Path) -> tuple[Path, str, list[str], list[str | None]] | None:
+    """(path, encoding, column names, their canonical names) of a CSV file; None for Excel or Parquet.
+
+    The encoding is decided on the whole file exactly as the general reader decides it; the bytes are then
+    let go, and pandas reads the file itself in blocks (holding a 600 MB file's bytes while parsing it
+    would add that much to the peak)."""
     p = Path(path)
     if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
         return None
     raw = p.read_bytes()
     _, encoding = decode(raw, f"DATA {p}")
     header = _header(raw, encoding)
-    return None if header is None else (raw, encoding, header, [canonical(c) for c in header])
+    return None if header is None else (p, encoding, header, [canonical(c) for c in header])
 
 
 def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str, list[str]], int, list[str], str] | None:
@@ -69,7 +72,7 @@ def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str
     head = _csv_head(path)
     if head is None:
         return None
-    raw, encoding, header, known = head
+    source_path, encoding, header, known = head
     if known.count("date") != 1 or any(k is not None and k != "date" for k in known):
         return None  # a long layout, a title row above the header, or descriptive columns: the general path
     date_col = header[known.index("date")]
@@ -77,9 +80,9 @@ def read_wide_csv(path: str | Path, source: str) -> tuple[pd.DataFrame, dict[str
     names = [str(c).strip() for c in funds]
     if not funds or "" in names or len(set(names)) != len(names):
         return None
-    try:  # bytes, not decoded text: pandas' C reader is twice as fast on them
+    try:  # the file itself (bytes, not decoded text: pandas' C reader is twice as fast on them)
         frame = pd.read_csv(
-            io.BytesIO(raw), encoding=encoding, dtype={date_col: str}, keep_default_na=False,
+            source_path, encoding=encoding, dtype={date_col: str}, keep_default_na=False,
             na_values=NA_VALUES, skipinitialspace=True, engine="c",
         )
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
@@ -125,7 +128,7 @@ def read_long_csv(
     head = _csv_head(path)
     if head is None:
         return None
-    raw, encoding, header, known = head
+    source_path, encoding, header, known = head
     if None in known or len(set(known)) != len(known) or not {"date", "fund_code", "nav"} <= set(known):
         return None
     if set(known) & set(ADJUSTMENT_COLUMNS):
@@ -135,12 +138,11 @@ def read_long_csv(
     dtypes = {c: str for c in header} | {date_col: "category", code_col: "category", nav_col: np.float64}
     try:
         frame = pd.read_csv(
-            io.BytesIO(raw), encoding=encoding, dtype=dtypes, keep_default_na=False, na_values={nav_col: []},
+            source_path, encoding=encoding, dtype=dtypes, keep_default_na=False, na_values={nav_col: []},
             skipinitialspace=True, engine="c",
         )
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
         return None  # a price that is not a plain number (a blank, a typo, 1,234): the general path
-    del raw
     if list(frame.columns) != header:
         return None
     nav = frame[nav_col].to_numpy(dtype=np.float64)
