@@ -30,7 +30,8 @@ from evaluator.app.storage.apikeys import revoke_key
 from evaluator.app.storage.tables import WebSession
 from evaluator.app.web.extensions import Extensions
 
-PAGES = ("/", "/funds", "/funds?q=x&type=&grade=&company=", "/uploads", "/jobs/1", "/funds/KR0000000000")
+PAGES = ("/", "/funds", "/funds?q=x&type=&grade=&company=&status=", "/uploads", "/jobs/1", "/funds/KR0000000000",
+         "/companies", "/companies/x/y", "/export/funds.xlsx", "/export/funds/KR0000000000.pdf")
 
 
 def _mine(docs: list[dict], who: str, loaded: Loaded) -> list[dict]:
@@ -122,11 +123,12 @@ def test_each_page_shows_exactly_the_scope(loaded: Loaded, report_folders: dict[
         others = [d for d in late if d not in mine]
         rated = [d for d in mine if d["status"] == "ok"]
         listing = html.unescape(client.get("/funds").text)
-        assert f"평가된 펀드 {len(rated)}개" in listing
+        assert f"펀드 {len(mine)}개" in listing  # every fund in scope, rated or not
+        assert f"평가된 펀드 {len(rated)}개" in html.unescape(client.get("/funds", params={"status": "ok"}).text)
         overview = html.unescape(client.get("/").text)
         for d in others:
             assert d["fund_code"] not in listing and d["fund_code"] not in overview, (who, d["fund_code"])
-        for d in rated:
+        for d in mine if who != "admin" else rated:  # the admin's list runs to a second page
             assert d["fund_code"] in listing
         total = sum(1 for _ in mine)
         assert f'<td class="n">{total}</td>' in overview  # the runs table counts only visible funds
@@ -144,34 +146,39 @@ def test_each_page_shows_exactly_the_scope(loaded: Loaded, report_folders: dict[
             assert client.get("/uploads").status_code == 404 and client.get("/jobs/1").status_code == 404
             other_company = CLIENT_B_COMPANY if who == "a" else CLIENT_A_COMPANY
             body = html.unescape(client.get("/funds", params={"company": other_company}).text)
-            assert "평가된 펀드 0개" in body
-        assert client.get("/companies").status_code == 404  # no 운용사 ratings stored
+            assert "펀드 0개" in body
+        companies = client.get("/companies")  # no 운용사 ratings stored: the page says so
+        assert companies.status_code == 200 and "볼 수 있는 운용사 평가가 없습니다" in companies.text
 
 
 def test_search_filters_and_paging_match_a_hand_filter(loaded: Loaded, report_folders: dict[str, Path]) -> None:
-    late = [d for d in reports_in(report_folders[AS_OF_LATE]) if d["status"] == "ok"]
+    late = reports_in(report_folders[AS_OF_LATE])  # rated or not: the list holds every fund
     client = web_client(loaded)
     sign_in(client, loaded.keys["admin"])
     word = late[0]["fund_name"].split()[1]
     expected = {d["fund_code"] for d in late if word.lower() in d["fund_name"].lower()}
     body = html.unescape(client.get("/funds", params={"q": word}).text)
-    assert f"평가된 펀드 {len(expected)}개" in body
+    assert f"펀드 {len(expected)}개" in body
     assert {d["fund_code"] for d in late if d["fund_code"] in body} == expected
-    graded = [d for d in late if d["grade"] == 1]
-    assert f"평가된 펀드 {len(graded)}개" in html.unescape(client.get("/funds", params={"grade": "1"}).text)
+    graded = [d for d in late if d["grade"] == 1 and d["status"] == "ok"]
+    assert f"펀드 {len(graded)}개" in html.unescape(client.get("/funds", params={"grade": "1"}).text)
     assert client.get("/funds", params={"grade": "9"}).status_code == 422
     assert client.get("/funds", params={"q": "\x00"}).status_code == 422
     assert client.get("/funds", params={"page": "0"}).status_code == 422
 
 
-def test_companies_page_appears_only_with_ratings(loaded: Loaded) -> None:
+def test_companies_page_follows_the_extension_hook(loaded: Loaded) -> None:
+    """The served app provides the stored ratings; an app built without the hook has no 운용사 pages or link."""
     from fastapi.testclient import TestClient
     from web_fixtures import settings
 
     from evaluator.app.web.app import create_web_app
 
     def ratings(_session, principal):  # type: ignore[no-untyped-def]
-        rows = [{"company": CLIENT_A_COMPANY, "grade": 2, "funds": 3}, {"company": CLIENT_B_COMPANY, "grade": 4, "funds": 5}]
+        rows = [{"company": CLIENT_A_COMPANY, "grade": 2, "grade_label": "2등급", "funds_rated": 3, "score": 61.0,
+                 "as_of": AS_OF_LATE, "run_id": None},
+                {"company": CLIENT_B_COMPANY, "grade": 4, "grade_label": "4등급", "funds_rated": 5, "score": 40.0,
+                 "as_of": AS_OF_LATE, "run_id": None}]
         return rows if principal.admin else [r for r in rows if r["company"] in principal.companies]
 
     app = create_web_app(engine=loaded.engine, settings=settings(), extensions=Extensions(company_ratings=ratings))
@@ -179,7 +186,12 @@ def test_companies_page_appears_only_with_ratings(loaded: Loaded) -> None:
     sign_in(client, loaded.keys["a"])
     assert 'href="/companies"' in client.get("/").text
     page = client.get("/companies").text
-    assert CLIENT_A_COMPANY in page and CLIENT_B_COMPANY not in page
-    plain = web_client(loaded)
-    sign_in(plain, loaded.keys["a"])
-    assert 'href="/companies"' not in plain.get("/").text
+    assert CLIENT_A_COMPANY in page and CLIENT_B_COMPANY not in page and "2등급" in page
+    served = web_client(loaded)  # what `evaluator serve` builds: the stored ratings
+    sign_in(served, loaded.keys["a"])
+    assert 'href="/companies"' in served.get("/").text
+    bare = TestClient(create_web_app(engine=loaded.engine, settings=settings(), extensions=Extensions()),
+                      follow_redirects=False)
+    sign_in(bare, loaded.keys["a"])
+    assert 'href="/companies"' not in bare.get("/").text
+    assert bare.get("/companies").status_code == bare.get(f"/companies/{CLIENT_A_COMPANY}").status_code == 404

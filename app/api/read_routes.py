@@ -21,6 +21,7 @@ PAGE_SIZE_MAX = 100
 PAGE_MAX = 100_000
 TEXT_PATTERN = r"^[^\x00-\x1f\x7f]*$"  # no control characters (PostgreSQL rejects NUL in text)
 CODE_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
+STATUS_PATTERN = "^(" + "|".join((*queries.STATUSES, "all")) + ")$"
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": schemas.ErrorBody, "description": "Missing, malformed, unknown, revoked or expired key."},
@@ -106,16 +107,19 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         grade: Annotated[int | None, Query(ge=1, le=10)] = None,
         company: Annotated[str | None, _text()] = None,
         q: Annotated[str | None, _text()] = None,
+        status: Annotated[str, Query(pattern=STATUS_PATTERN, description="ok (default), provisional, "
+                                     "not_rated, error, or all: every fund, rated or not.")] = "ok",
         as_of: AsOf = None,
         page: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 1,
         page_size: Annotated[int, Query(ge=1, le=1_000_000)] = 20,
     ) -> Response:
-        """The latest rated funds this key may see (or those of one as-of date), best first: the best grade of
-        the batch's scale (1등급, or ★★★★★ on a star scale), then the highest score."""
+        """The latest rated funds this key may see (or those of one as-of date; ``status`` lists others or all),
+        best first: the best grade of the batch's scale (1등급, or ★★★★★ on a star scale), then the highest score."""
         size = min(page_size, PAGE_SIZE_MAX)
         view = scales.in_view(session, who, as_of)
         check_grade(grade, view)
-        filt = queries.FundFilter(type=type, grade=grade, company=company, q=q, as_of=as_of)
+        filt = queries.FundFilter(status=None if status == "all" else status, type=type, grade=grade,
+                                  company=company, q=q, as_of=as_of)
         total, items = queries.list_funds(session, who, filt, page=page, page_size=size)
         return json_response(
             {

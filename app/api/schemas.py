@@ -17,8 +17,9 @@ class FundItem(BaseModel):
     fund_name: str | None
     company: str | None
     type: str | None
+    status: str = Field("ok", description="ok, provisional (가등급), not_rated or error.")
     grade: int | None = Field(description="The grade as the firm prints it (the number of stars on a star scale).")
-    grade_label: str | None = Field(None, description="1등급, ★★★★★ …, on the fund's batch's scale.")
+    grade_label: str | None = Field(None, description="1등급, ★★★★★, 가2등급 …, on the fund's batch's scale.")
     grade_rank: int | None = Field(None, description="1 for the best grade of the batch's scale.")
     score: float | None
     peer_percentile: float | None

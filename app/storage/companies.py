@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Engine, and_, delete, exists, false, func, insert, select, true, update
 from sqlalchemy.orm import Session, aliased
 
+from evaluator.app.storage import scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.batches import BatchError, read_folder, store_batch
 from evaluator.app.storage.tables import CompanyRating
@@ -108,10 +109,14 @@ def list_companies(
             CompanyRating.company,
         )
     )
-    return [
+    rows = [
         {**{k: getattr(r, k) for k in LIST_FIELDS}, "as_of": r.as_of.isoformat(), "run_id": r.run_id}
         for r in session.scalars(stmt)
     ]
+    on = scales.of_runs(session, [r["run_id"] for r in rows])  # best first on each batch's scale (★★★★★ first)
+    rows.sort(key=lambda r: (r["status"] != "ok", on[r["run_id"]].rank(r["grade"]) if r["grade"] else 0,
+                             -(r["score"] or 0.0), r["company"]))
+    return rows
 
 
 def company_document(session: Session, principal: Principal, name: str) -> str | None:
@@ -123,3 +128,30 @@ def company_document(session: Session, principal: Principal, name: str) -> str |
         .limit(1)
     )
     return session.scalar(stmt)
+
+
+def company_history(session: Session, principal: Principal, name: str) -> list[dict[str, Any]]:
+    """The visible ratings of ``name`` over the stored batches, oldest first: one per as-of date (its newest run),
+    each with its batch's grade scale (the funds' scale the grade is written on)."""
+    stmt = (
+        select(CompanyRating.run_id, CompanyRating.as_of, CompanyRating.status, CompanyRating.grade,
+               CompanyRating.grade_label, CompanyRating.score)
+        .where(CompanyRating.company == name, visible_companies(principal))
+        .order_by(CompanyRating.as_of, CompanyRating.run_id)
+    )
+    newest: dict[dt.date, Any] = {}
+    for r in session.execute(stmt):
+        newest[r.as_of] = r  # a later run of the same date replaces the earlier one
+    on = scales.of_runs(session, [r.run_id for r in newest.values()])
+    return [
+        {"as_of": r.as_of.isoformat(), "run_id": r.run_id, "status": r.status, "grade": r.grade,
+         "grade_label": r.grade_label or scales.label(on[r.run_id], r.grade), "score": r.score,
+         "grade_scale": on[r.run_id].spec()}
+        for r in newest.values()
+    ]
+
+
+def rated_company(session: Session, principal: Principal, name: str) -> bool:
+    """Whether ``name`` has a rating this caller may see (a page links the 운용사 only then)."""
+    stmt = select(CompanyRating.id).where(CompanyRating.company == name, visible_companies(principal)).limit(1)
+    return session.scalar(stmt) is not None

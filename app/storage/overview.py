@@ -76,6 +76,36 @@ def migrations(session: Session, who: Principal, old: dt.date, new: dt.date) -> 
     }
 
 
+def _move(was_rank: int, now_rank: int) -> str:
+    return "up" if now_rank < was_rank else "down" if now_rank > was_rank else "same"  # 가2등급 → 2등급: same
+
+
+def grade_changes(session: Session, who: Principal, old: dt.date, new: dt.date) -> dict[str, Any]:
+    """The caller's funds whose grade changed old → new (rated, 가등급 included, in both), by name, each with
+    both labels and its move (up, down, or same: a 가등급 that became regular). Different scales on the two dates: no list, only ``scale_note``."""
+    before, after = _at(who, old), _at(who, new)
+    view_old, view_new = scales.in_view(session, who, old), scales.in_view(session, who, new)
+    scale = view_new.scale
+    if view_old.mixed or view_new.mixed or view_old.scale != scale:
+        return {"funds": [], "scale_note": f"두 평가의 등급 체계가 달라({view_old.scale.describe()} → "
+                f"{scale.describe()}) 등급 변화를 비교하지 않습니다."}
+    rated = ("ok", "provisional")
+    rows = session.execute(
+        select(after.c.fund_code, after.c.fund_name, before.c.grade.label("was"), before.c.status.label("was_status"),
+               after.c.grade, after.c.status)
+        .join(before, before.c.fund_code == after.c.fund_code)
+        .where(before.c.status.in_(rated), after.c.status.in_(rated), before.c.grade.is_not(None),
+               after.c.grade.is_not(None),
+               (before.c.grade != after.c.grade) | (before.c.status != after.c.status))
+        .order_by(after.c.fund_name, after.c.fund_code)
+    )
+    items = [{"fund_code": r.fund_code, "fund_name": r.fund_name,
+              "was": scales.label(scale, r.was, r.was_status), "now": scales.label(scale, r.grade, r.status),
+              "move": _move(scale.rank(r.was), scale.rank(r.grade))} for r in rows
+             if scale.contains(r.was) and scale.contains(r.grade)]
+    return {"funds": items, "scale_note": None}
+
+
 def new_batch_warnings(session: Session, old: dt.date | None, new: dt.date) -> list[str]:
     """Data warnings of the newest batch at ``new`` that the newest batch at ``old`` did not have.
 

@@ -11,7 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, case, false, func, or_, select, true
 from sqlalchemy.orm import Session, aliased
 
 from evaluator.app.storage import scales
@@ -43,8 +43,13 @@ def latest_for(as_of: dt.date | None) -> ColumnElement[bool]:
     return and_(FundResult.as_of == as_of, FundResult.run_id == latest_run)
 
 
+STATUSES = ("ok", "provisional", "not_rated", "error")
+"""A stored result's status: rated, rated provisionally (가등급), not rated, or refused for broken data."""
+
+
 @dataclass(frozen=True)
 class FundFilter:
+    status: str | None = "ok"  # one of STATUSES; None lists every status (rated or not)
     type: str | None = None
     grade: int | None = None
     company: str | None = None
@@ -53,7 +58,9 @@ class FundFilter:
 
 
 def _filtered(principal: Principal, f: FundFilter) -> list[ColumnElement[bool]]:
-    cond = [visible(principal), latest_for(f.as_of), FundResult.status == "ok"]
+    cond = [visible(principal), latest_for(f.as_of)]
+    if f.status is not None:
+        cond.append(FundResult.status == f.status)
     if f.type is not None:
         cond.append(FundResult.type == f.type)
     if f.grade is not None:
@@ -75,12 +82,14 @@ LIST_COLUMNS = (
     FundResult.fund_name,
     FundResult.company,
     FundResult.type,
+    FundResult.status,
     FundResult.grade,
     FundResult.score,
     FundResult.percentile,
     FundResult.as_of,
     FundResult.run_id,
 )
+STATUS_ORDER = case({s: i for i, s in enumerate(STATUSES)}, value=FundResult.status, else_=len(STATUSES))
 
 
 def list_funds(
@@ -91,7 +100,9 @@ def list_funds(
     stmt: Select = (
         select(*LIST_COLUMNS)
         .where(*cond)
-        .order_by(FundResult.grade_rank, FundResult.score.desc(), FundResult.fund_code)  # best first on its scale
+        # rated first, best first on its scale; then 가등급, not rated, errors (no NULL order: it differs by database)
+        .order_by(STATUS_ORDER, FundResult.grade_rank.is_(None), FundResult.grade_rank,
+                  FundResult.score.is_(None), FundResult.score.desc(), FundResult.fund_code)
         .limit(page_size)
         .offset((page - 1) * page_size)
     )
@@ -103,8 +114,9 @@ def list_funds(
             "fund_name": r.fund_name,
             "company": r.company,
             "type": r.type,
+            "status": r.status,
             "grade": r.grade,
-            "grade_label": scales.label(on[r.run_id], r.grade),
+            "grade_label": scales.label(on[r.run_id], r.grade, r.status),
             "grade_rank": on[r.run_id].rank(r.grade) if r.grade is not None else None,
             "score": r.score,
             "peer_percentile": r.percentile,

@@ -100,7 +100,7 @@ def create_web_app(
     extensions: Extensions | None = None,
 ) -> FastAPI:
     """The API plus the pages. ``extensions`` adds page sets (default: :func:`default_extensions`)."""
-    from evaluator.app.web import auth, pages, uploads
+    from evaluator.app.web import auth, company_pages, exports, fund_list, pages, uploads
 
     app = create_app(url, engine=engine, settings=settings)
     ext = extensions if extensions is not None else default_extensions()
@@ -110,9 +110,13 @@ def create_web_app(
     app.state.templates = make_templates([ps.templates for ps in ext.page_sets if ps.templates])
     _register_assets(app)
     app.state.templates.env.globals["plotly_style_id"] = plotly_style()[0]
+    app.state.templates.env.globals["company_href"] = company_pages.company_href
     _html_errors(app)
     app.include_router(auth.router)
     app.include_router(pages.router)
+    app.include_router(company_pages.router)
+    app.include_router(fund_list.router)
+    app.include_router(exports.router)
     app.include_router(uploads.router)
     for page_set in ext.page_sets:
         app.include_router(page_set.router)

@@ -31,7 +31,8 @@ class PageSet:
 
 
 # 운용사 ratings, when a feature provides them: (session, principal) -> rows, each a dict with at least
-# "company", "grade" (or "grade_label") and "funds". None (the default) hides /companies and its nav link.
+# "company", "grade" (or "grade_label") and "funds_rated"; the stored ratings in `evaluator serve`
+# (web/company_pages.py). None hides /companies, the company pages and their links.
 CompanyRatings = Callable[[Any, Any], list[dict[str, Any]]]
 
 
@@ -43,9 +44,10 @@ class Extensions:
 
 def default_extensions() -> Extensions:
     """The page sets ``evaluator serve`` includes. Add new ones here."""
+    from evaluator.app.web.company_pages import stored_company_ratings
     from evaluator.app.web.run_pages import runs_page_set_from_env
 
-    ext = Extensions()
+    ext = Extensions(company_ratings=stored_company_ratings)
     runs = runs_page_set_from_env()  # `serve --runs DIR`: the run viewer, admin keys only
     if runs is not None:
         ext.page_sets.append(runs)

@@ -1,18 +1,17 @@
-"""The pages: overview, fund list, fund page, companies. Every query is the API's scoped query, so a
+"""The pages: overview and fund page (the list: fund_list.py; 운용사: company_pages.py). Every query is the API's scoped query, so a
 client key sees exactly what its API scope allows; anything else is absent (the same 404 as unknown)."""
 
 from __future__ import annotations
 
 import json
-import math
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 
-from evaluator.app.api.read_routes import CODE_RE, TEXT_PATTERN, check_grade
+from evaluator.app.api.read_routes import CODE_RE
 from evaluator.app.storage import nav_series, overview, queries, scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
@@ -29,8 +28,6 @@ from evaluator.app.web.render import render
 from evaluator.methodology.rubric_scale import DEFAULT_SCALE
 
 router = APIRouter(include_in_schema=False)
-LIST_PAGE_SIZE = 50
-Text = Annotated[str, Query(max_length=100, pattern=TEXT_PATTERN)]
 
 
 def overview_context(session: Session, who: Principal) -> dict[str, Any]:
@@ -41,12 +38,13 @@ def overview_context(session: Session, who: Principal) -> dict[str, Any]:
     view = scales.in_view(session, who, latest)
     dist = queries.summary(session, who, latest, view) if latest else {}
     changes = overview.migrations(session, who, previous, latest) if previous and latest else None
+    mine = overview.grade_changes(session, who, previous, latest) if previous and latest and not who.admin else None
     warnings = overview.new_batch_warnings(session, previous, latest) if latest and who.admin else []
     columns = grade_columns(dist, view.scale)
     table = {t: [column_value(row, c["key"]) for c in columns] for t, row in dist.items()}
     return {
         "latest": latest, "previous": previous, "dist": dist, "runs": queries.list_runs(session, who)[:20],
-        "changes": changes, "warnings": warnings, "chart": distribution_chart(dist, view.scale) if dist else None,
+        "changes": changes, "my_changes": mine, "warnings": warnings, "chart": distribution_chart(dist, view.scale) if dist else None,
         "columns": columns, "table": table, "scale_note": view.message(), "default_scale": DEFAULT_SCALE.spec(),
     }
 
@@ -56,29 +54,6 @@ def overview_page(request: Request, viewer: User, session: Db) -> Response:
     who = viewer.principal
     cache = request.app.state.page_cache
     return render(request, "overview.html", cache.get(session, who, "overview", lambda: overview_context(session, who)))
-
-
-@router.get("/funds")
-def fund_list(
-    request: Request, viewer: User, session: Db,
-    q: Text = "", type: Text = "", company: Text = "",
-    grade: Annotated[str, Query(max_length=2, pattern=r"^([1-9]|10)?$")] = "",
-    page: Annotated[int, Query(ge=1, le=100_000)] = 1,
-) -> Response:
-    view = scales.in_view(session, viewer.principal)
-    check_grade(int(grade) if grade else None, view)
-    filt = queries.FundFilter(type=type or None, grade=int(grade) if grade else None,
-                              company=company or None, q=q or None)
-    total, items = queries.list_funds(session, viewer.principal, filt, page=page, page_size=LIST_PAGE_SIZE)
-    pages = max(1, math.ceil(total / LIST_PAGE_SIZE))
-    return render(request, "funds.html", {
-        "items": items, "total": total, "page": page, "pages": pages,
-        "filters": {"q": q, "type": type, "company": company, "grade": grade},
-        "grades": [{"value": str(g), "label": view.scale.label(g)} for g in view.allowed_grades()],
-        "colors": {view.scale.rank(g): c for g, c in view.scale.colors().items()}, "scale_note": view.message(),
-        "choices": request.app.state.page_cache.get(session, viewer.principal, "choices",
-                                                    lambda: overview.choices(session, viewer.principal)),
-    })
 
 
 METRIC_LABELS = {
@@ -125,12 +100,3 @@ def fund_page(request: Request, code: str, viewer: User, session: Db) -> Respons
         "grade_best": report.get("status") == "ok" and report.get("grade") == hist_view.scale.best_grade(),
     })
 
-
-@router.get("/companies")
-def companies(request: Request, viewer: User, session: Db) -> Response:
-    """운용사 ratings, when a feature provides them (``Extensions.company_ratings``); else absent."""
-    provider = request.app.state.extensions.company_ratings
-    rows = provider(session, viewer.principal) if provider is not None else []
-    if not rows:
-        raise HTTPException(404, "no such page")
-    return render(request, "companies.html", {"rows": rows})

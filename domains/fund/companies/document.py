@@ -194,9 +194,16 @@ def _types_ko(by_type: list[dict[str, Any]]) -> list[str]:
         f"{t['difference']:+.1f}점)"
         for t in by_type
     ]
+    return [*out, "", *type_verdicts(by_type)]
+
+
+def type_verdicts(by_type: list[dict[str, Any]]) -> list[str]:
+    """The report's 강점/약점 sentences by 유형 (the 유형 furthest above and below its average); pages reuse them."""
+    if not by_type:
+        return []
     best = max(by_type, key=lambda t: t["difference"])
     worst = min(by_type, key=lambda t: t["difference"])
-    out.append("")
+    out = []
     if best["difference"] > 0:
         out.append(f"강점: {best['type']}({best['difference']:+.1f}점)에서 유형 평균보다 성과가 좋습니다.")
     if worst["difference"] < 0:
@@ -211,16 +218,20 @@ def _pillars_ko(qual: dict[str, Any] | None) -> list[str]:
     out = [f"- {p['name']}: {p['value']:g}점 (100점 환산 {p['score']:.0f}점)" for p in scored]
     out += [f"- {p['name']}: 평가 없음" for p in qual["pillars"] if p["value"] is None]
     out.append("")
-    if len(scored) >= 2:
-        best = max(scored, key=lambda p: p["value"])
-        worst = min(scored, key=lambda p: p["value"])
-        if best["value"] > worst["value"]:
-            out.append(
-                f"강점은 {best['name']}({best['value']:g}점), 약점은 {worst['name']}({worst['value']:g}점)입니다."
-            )
-        else:
-            out.append("모든 정성평가 항목의 점수가 같습니다.")
+    out += pillar_verdicts(qual)
     who = ", ".join(x for x in (qual.get("analyst"), qual.get("date")) if x)
     if who:
         out.append(f"(평가: {who})")
     return out
+
+
+def pillar_verdicts(qual: dict[str, Any] | None) -> list[str]:
+    """The report's 강점/약점 sentence over the 정성평가 pillars (pages reuse it)."""
+    scored = [p for p in (qual or {}).get("pillars", []) if p["value"] is not None]
+    if len(scored) < 2:
+        return []
+    best = max(scored, key=lambda p: p["value"])
+    worst = min(scored, key=lambda p: p["value"])
+    if best["value"] > worst["value"]:
+        return [f"강점은 {best['name']}({best['value']:g}점), 약점은 {worst['name']}({worst['value']:g}점)입니다."]
+    return ["모든 정성평가 항목의 점수가 같습니다."]

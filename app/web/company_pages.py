@@ -1,0 +1,113 @@
+"""운용사 pages: ``/companies`` (each visible company's newest rating) and ``/companies/{name}`` (one company:
+scores, its funds with their grades, 강점과 약점 as in the Korean report, pillar scores, grade history).
+
+The rows come from the API's own scoped queries (:mod:`evaluator.app.storage.companies`), so a client key sees
+exactly the companies ``/api/v1/companies`` shows it: those it is scoped to, none for a key scoped to funds only.
+Names may hold ``/`` (the API's ``anytext`` path part). Grades are written and coloured on the grade scale of the
+batch the rating belongs to (the funds' scale: ★★★★★ first on a star scale).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy.orm import Session
+from starlette.exceptions import HTTPException
+
+from evaluator.app.api.read_routes import CODE_RE
+from evaluator.app.storage import companies as company_store
+from evaluator.app.storage import scales
+from evaluator.app.storage.apikeys import Principal
+from evaluator.app.web.auth import Db, User
+from evaluator.app.web.charts import history_chart
+from evaluator.app.web.render import render
+from evaluator.domains.fund.companies.document import pillar_verdicts, type_verdicts
+from evaluator.methodology.rubric_scale import GradeScale
+
+router = APIRouter(include_in_schema=False)
+
+
+def stored_company_ratings(session: Session, principal: Principal) -> list[dict[str, Any]]:
+    """The ``Extensions.company_ratings`` of ``evaluator serve``: the stored ratings the key may see."""
+    return company_store.list_companies(session, principal)
+
+
+def company_href(request: Request, name: str | None) -> str | None:
+    """The 운용사 page of ``name`` when the viewer may open it (a template global: the fund page links it)."""
+    viewer = getattr(request.state, "viewer", None)
+    if not name or viewer is None or request.app.state.extensions.company_ratings is None:
+        return None
+    with request.app.state.sessions() as session:
+        if not company_store.rated_company(session, viewer.principal, name):
+            return None
+    return "/companies/" + quote(name, safe="")
+
+
+def _badge(scale: GradeScale, grade: int | None, label: str | None) -> dict[str, Any]:
+    """A grade as the page shows it: the band's label, its colour and rank on ``scale``."""
+    if grade is None:
+        return {"label": "미평가", "color": None, "rank": None}
+    known = scale.contains(grade)
+    return {"label": label or (scale.label(grade) if known else f"{grade}등급"),
+            "color": scale.colors().get(grade) if known else None, "rank": scale.rank(grade) if known else None}
+
+
+@router.get("/companies")
+def companies_page(request: Request, viewer: User, session: Db) -> Response:
+    """Every visible 운용사 rating, best first on its batch's scale."""
+    provider = request.app.state.extensions.company_ratings
+    if provider is None:
+        raise HTTPException(404, "no such page")
+    rows = [{**dict.fromkeys((*company_store.LIST_FIELDS, "as_of", "run_id")), **row}
+            for row in provider(session, viewer.principal)]  # a provider may leave fields out
+    on = scales.of_runs(session, [r["run_id"] for r in rows if r.get("run_id") is not None])
+    for row in rows:
+        scale = on.get(row.get("run_id"), scales.ScaleView(()).scale)
+        row["badge"] = _badge(scale, row.get("grade"), row.get("grade_label"))
+        row["href"] = "/companies/" + quote(str(row["company"]), safe="")
+    view = scales.ScaleView(tuple(dict.fromkeys(on.values())))
+    return render(request, "companies.html", {"rows": rows, "scale_note": view.message(),
+                                              "dates": sorted({r["as_of"] for r in rows if r.get("as_of")})})
+
+
+def _funds(funds: list[dict[str, Any]], scale: GradeScale) -> list[dict[str, Any]]:
+    out = []
+    for f in funds:
+        grade = f.get("grade")
+        label = None
+        if grade is not None and scale.contains(grade):
+            label = scale.provisional_label(grade) if f.get("provisional") else scale.label(grade)
+        status = f.get("status")
+        shown = label or {"error": "오류"}.get(status or "", "미평가")
+        out.append({**f, "grade_text": shown, "color": scale.colors().get(grade) if label else None,
+                    "href": "/funds/" + quote(str(f["fund_code"]), safe="")})
+    return out
+
+
+@router.get("/companies/{name:anytext}")
+def company_page(request: Request, name: str, viewer: User, session: Db) -> Response:
+    """One 운용사: the newest rating the viewer may see; unknown and out of scope are the same 404."""
+    if request.app.state.extensions.company_ratings is None or not CODE_RE.match(name):
+        raise HTTPException(404, "no such company")
+    text = company_store.company_document(session, viewer.principal, name)
+    history = company_store.company_history(session, viewer.principal, name)
+    if text is None or not history:
+        raise HTTPException(404, "no such company")
+    doc = json.loads(text)
+    hist_view = scales.ScaleView.of(h["grade_scale"] for h in reversed(history))
+    scale = scales.scale_of(history[-1]["grade_scale"])
+    qual = doc.get("qualitative")
+    return render(request, "company.html", {
+        "c": doc, "badge": _badge(scale, doc.get("grade"), doc.get("grade_label")),
+        "funds": _funds(doc.get("funds") or [], scale),
+        "types": doc.get("by_type") or [], "type_verdicts": type_verdicts(doc.get("by_type") or []),
+        "pillars": (qual or {}).get("pillars") or [], "pillar_verdicts": pillar_verdicts(qual), "qual": qual,
+        "history": [{**h, "badge": _badge(scales.scale_of(h["grade_scale"]), h["grade"], h["grade_label"])}
+                    for h in reversed(history)],
+        "chart": history_chart(history, hist_view.scale) if len(history) > 1 else None,
+        "scale_note": hist_view.message(),
+    })
