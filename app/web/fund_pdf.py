@@ -10,6 +10,7 @@ images. matplotlib's own PdfPages could embed the font too (fonttype 42) but has
 from __future__ import annotations
 
 import io
+import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -70,8 +71,10 @@ def history_png(history: list[dict[str, Any]], scale: GradeScale) -> bytes:
     with _DRAW, style():
         fig = new_figure(7.2, 2.8)
         ax = fig.subplots()
-        ax.plot(_dates([h["as_of"] for h in rated]), [h["score"] for h in rated], "o-", color="#2166ac",
-                label="종합 점수")
+        days = _dates([h["as_of"] for h in rated])
+        ax.plot(days, [h["score"] for h in rated], "o-", color="#2166ac", label="종합 점수")
+        if len(set(days)) <= 12:  # a few results: a tick on each as-of date, never one date twice
+            ax.set_xticks(sorted(set(days)), [d.isoformat() for d in sorted(set(days))], fontsize=8)
         ax.set_ylim(0, 100)
         ax.set_ylabel("점수")
         order = list(scale.best_first())
@@ -81,6 +84,9 @@ def history_png(history: list[dict[str, Any]], scale: GradeScale) -> bytes:
         right.set_ylim(len(order) + 0.5, 0.5)  # rank 1 (the best grade) at the top
         right.set_yticks(range(1, len(order) + 1), [scale.label(g) for g in order], fontsize=7)
         right.grid(False)
+        lines = ax.get_legend_handles_labels()
+        more = right.get_legend_handles_labels()
+        ax.legend(lines[0] + more[0], lines[1] + more[1], loc="lower left", fontsize=8)
         return _png(fig)
 
 
@@ -101,7 +107,15 @@ def fund_pdf(page: dict[str, Any]) -> bytes:
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.lib.units import mm
     from reportlab.lib.utils import ImageReader
-    from reportlab.platypus import Image, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+    from reportlab.platypus import (
+        Image,
+        KeepTogether,
+        Paragraph,
+        SimpleDocTemplate,
+        Spacer,
+        Table,
+        TableStyle,
+    )
 
     font = _fonts()
     body = ParagraphStyle("body", fontName=font, fontSize=9.5, leading=14, wordWrap="CJK")
@@ -134,10 +148,10 @@ def fund_pdf(page: dict[str, Any]) -> bytes:
     for key, name in (("nav", "기준가 추이 (총수익 기준, 벤치마크 대비)"), ("history", "등급 추이"),
                       ("criteria", "평가 기준별 점수")):
         if charts.get(key):
-            story += [Paragraph(name, head), image(charts[key])]
+            story.append(KeepTogether([Paragraph(name, head), image(charts[key])]))  # a title stays with its chart
     metrics = page.get("metrics") or {}
     if metrics.get("rows"):
-        rows = [["지표", *metrics["windows"]]]
+        rows = [["지표", *[re.sub(r"^(\d+)y$", r"\1년", w) for w in metrics["windows"]]]]
         rows += [[r["label"], *[_fmt(v, r["percent"]) for v in r["values"]]] for r in metrics["rows"]]
         story += [Paragraph("기간별 지표", head), table(rows)]
     out = io.BytesIO()
