@@ -355,3 +355,47 @@ def test_a_company_name_with_a_slash_is_found(tmp_path: Path) -> None:
         assert api.get("/api/v1/companies/" + quote("한빛/없음"), headers=h).status_code == 404
     finally:
         loaded.engine.dispose()
+
+
+def test_company_pages_and_exports_follow_the_scale(path: Path_) -> None:
+    """운용사 pages: the company grade on the rule's bands (1 best, the band's label) on every fund scale, its funds
+    on the funds' scale as its Korean report writes them; the list's .xlsx and the fund PDF write grades as the
+    firm does."""
+    import io
+
+    import pdfplumber
+    from openpyxl import load_workbook
+
+    s = path.scale
+    labels = [s.label(g) for g in s.best_first()]
+    companies = json.loads((path.base / "companies" / "companies.json").read_text(encoding="utf-8"))
+    rated = {c["company"]: c for c in companies["companies"] if c["status"] == "ok"}
+    assert rated
+    late = {r["fund_code"]: r for r in _reports(path.base / "late")}
+    loaded = _loaded(path)
+    try:
+        client = web_client(loaded)
+        sign_in(client, loaded.keys["admin"])
+        table = next(t for t in _tables(client.get("/companies").text) if "companies" in t["class"])
+        shown = [(r[0]["text"], r[1]["text"], int(r[1]["attrs"]["data-rank"])) for r in table["rows"][1:]
+                 if r[0]["text"] in rated]
+        assert [n for n, _, _ in shown] == [c["company"] for c in companies["companies"] if c["status"] == "ok"]
+        assert [rank for _, _, rank in shown] == sorted(rank for _, _, rank in shown)  # 1 (the best band) first
+        assert all((label, rank) == (rated[n]["grade_label"], rated[n]["grade"]) for n, label, rank in shown)
+        name = shown[0][0]
+        page = client.get(f"/companies/{name}").text
+        assert re.search(r'class="company-grade[^"]*">' + re.escape(rated[name]["grade_label"]), page)
+        funds = next(t for t in _tables(page) if "company-funds" in t["class"])["rows"][1:]
+        assert funds and all(r[3]["text"] == (late[r[1]["text"]]["grade_label"] if late[r[1]["text"]]["status"] == "ok"
+                                              else "미평가" if late[r[1]["text"]]["status"] != "error" else "오류")
+                             for r in funds)
+        book = load_workbook(io.BytesIO(client.get("/export/funds.xlsx", params={"status": "ok"}).content))
+        grades = [r[5] for r in book["펀드"].iter_rows(min_row=2, values_only=True)]
+        assert grades[0] == labels[0] and set(grades) <= set(labels)
+        code = re.search(r'<a href="/funds/([^"]+)">', client.get("/funds").text).group(1)  # the best fund
+        pdf = client.get(f"/export/funds/{code}.pdf")
+        with pdfplumber.open(io.BytesIO(pdf.content)) as doc:
+            text = doc.pages[0].extract_text()
+        assert f"{code} · {labels[0]}" in text
+    finally:
+        loaded.engine.dispose()

@@ -109,14 +109,10 @@ def list_companies(
             CompanyRating.company,
         )
     )
-    rows = [
+    return [
         {**{k: getattr(r, k) for k in LIST_FIELDS}, "as_of": r.as_of.isoformat(), "run_id": r.run_id}
         for r in session.scalars(stmt)
     ]
-    on = scales.of_runs(session, [r["run_id"] for r in rows])  # best first on each batch's scale (★★★★★ first)
-    rows.sort(key=lambda r: (r["status"] != "ok", on[r["run_id"]].rank(r["grade"]) if r["grade"] else 0,
-                             -(r["score"] or 0.0), r["company"]))
-    return rows
 
 
 def company_document(session: Session, principal: Principal, name: str) -> str | None:
@@ -132,7 +128,8 @@ def company_document(session: Session, principal: Principal, name: str) -> str |
 
 def company_history(session: Session, principal: Principal, name: str) -> list[dict[str, Any]]:
     """The visible ratings of ``name`` over the stored batches, oldest first: one per as-of date (its newest run),
-    each with its batch's grade scale (the funds' scale the grade is written on)."""
+    each with its batch's grade scale (the scale of the funds it lists; the 운용사 grade itself is on the rule's
+    own bands, 1 best, written as ``grade_label``)."""
     stmt = (
         select(CompanyRating.run_id, CompanyRating.as_of, CompanyRating.status, CompanyRating.grade,
                CompanyRating.grade_label, CompanyRating.score)
@@ -145,7 +142,7 @@ def company_history(session: Session, principal: Principal, name: str) -> list[d
     on = scales.of_runs(session, [r.run_id for r in newest.values()])
     return [
         {"as_of": r.as_of.isoformat(), "run_id": r.run_id, "status": r.status, "grade": r.grade,
-         "grade_label": r.grade_label or scales.label(on[r.run_id], r.grade), "score": r.score,
+         "grade_label": r.grade_label, "score": r.score,
          "grade_scale": on[r.run_id].spec()}
         for r in newest.values()
     ]

@@ -3,8 +3,10 @@ scores, its funds with their grades, 강점과 약점 as in the Korean report, p
 
 The rows come from the API's own scoped queries (:mod:`evaluator.app.storage.companies`), so a client key sees
 exactly the companies ``/api/v1/companies`` shows it: those it is scoped to, none for a key scoped to funds only.
-Names may hold ``/`` (the API's ``anytext`` path part). Grades are written and coloured on the grade scale of the
-batch the rating belongs to (the funds' scale: ★★★★★ first on a star scale).
+Names may hold ``/`` (the API's ``anytext`` path part). A 운용사 grade is on the rating rule's own bands, which
+the rubric checks number 1 (best) to N whatever the funds' scale (a star rubric still has a 1등급 운용사): it is
+written with its band's label, ranked by its number, and never read on the funds' scale. The funds a company page
+lists are graded on their batch's scale (★★★★★, 가2등급 …), as in the company's Korean report.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from evaluator.app.storage import companies as company_store
 from evaluator.app.storage import scales
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
-from evaluator.app.web.charts import history_chart
+from evaluator.app.web.charts import DATE_AXIS, FONT
 from evaluator.app.web.render import render
 from evaluator.domains.fund.companies.document import pillar_verdicts, type_verdicts
 from evaluator.methodology.rubric_scale import GradeScale
@@ -47,13 +49,34 @@ def company_href(request: Request, name: str | None) -> str | None:
     return "/companies/" + quote(name, safe="")
 
 
-def _badge(scale: GradeScale, grade: int | None, label: str | None) -> dict[str, Any]:
-    """A grade as the page shows it: the band's label, its colour and rank on ``scale``."""
+def _company_badge(grade: int | None, label: str | None) -> dict[str, Any]:
+    """A 운용사 grade as the page shows it: its band's label; rank = the grade (bands run from 1, the best)."""
     if grade is None:
-        return {"label": "미평가", "color": None, "rank": None}
-    known = scale.contains(grade)
-    return {"label": label or (scale.label(grade) if known else f"{grade}등급"),
-            "color": scale.colors().get(grade) if known else None, "rank": scale.rank(grade) if known else None}
+        return {"label": "미평가", "rank": None}
+    return {"label": label or f"{grade}등급", "rank": grade}
+
+
+def company_history_chart(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """Score and 운용사 grade per as-of date; the grade axis runs from 1 (the best band) at the top, labelled with
+    the bands' own labels (a Plotly spec, like the fund page's history)."""
+    rated = [h for h in history if h["status"] == "ok" and h["grade"] is not None]
+    labels = {h["grade"]: h["badge"]["label"] for h in rated}
+    worst = max([5, *labels])
+    ticks = list(range(1, worst + 1))
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "종합 점수", "x": [h["as_of"] for h in rated],
+             "y": [h["score"] for h in rated]},
+            {"type": "scatter", "mode": "lines+markers", "name": "등급", "yaxis": "y2",
+             "x": [h["as_of"] for h in rated], "y": [h["grade"] for h in rated],
+             "text": [h["badge"]["label"] for h in rated], "hovertemplate": "%{x}: %{text}<extra></extra>"},
+        ],
+        "layout": {"font": FONT, "margin": {"l": 50, "r": 60, "t": 30, "b": 60}, "height": 320, "xaxis": DATE_AXIS,
+                   "yaxis": {"title": {"text": "점수"}, "range": [0, 100]},
+                   "yaxis2": {"title": {"text": "등급"}, "overlaying": "y", "side": "right",
+                              "range": [worst + 0.5, 0.5], "tickmode": "array", "tickvals": ticks,
+                              "ticktext": [labels.get(g, f"{g}등급") for g in ticks]}},
+    }
 
 
 @router.get("/companies")
@@ -64,13 +87,10 @@ def companies_page(request: Request, viewer: User, session: Db) -> Response:
         raise HTTPException(404, "no such page")
     rows = [{**dict.fromkeys((*company_store.LIST_FIELDS, "as_of", "run_id")), **row}
             for row in provider(session, viewer.principal)]  # a provider may leave fields out
-    on = scales.of_runs(session, [r["run_id"] for r in rows if r.get("run_id") is not None])
     for row in rows:
-        scale = on.get(row.get("run_id"), scales.ScaleView(()).scale)
-        row["badge"] = _badge(scale, row.get("grade"), row.get("grade_label"))
+        row["badge"] = _company_badge(row.get("grade"), row.get("grade_label"))
         row["href"] = "/companies/" + quote(str(row["company"]), safe="")
-    view = scales.ScaleView(tuple(dict.fromkeys(on.values())))
-    return render(request, "companies.html", {"rows": rows, "scale_note": view.message(),
+    return render(request, "companies.html", {"rows": rows,
                                               "dates": sorted({r["as_of"] for r in rows if r.get("as_of")})})
 
 
@@ -98,16 +118,16 @@ def company_page(request: Request, name: str, viewer: User, session: Db) -> Resp
     if text is None or not history:
         raise HTTPException(404, "no such company")
     doc = json.loads(text)
-    hist_view = scales.ScaleView.of(h["grade_scale"] for h in reversed(history))
-    scale = scales.scale_of(history[-1]["grade_scale"])
+    funds_view = scales.ScaleView.of(h["grade_scale"] for h in reversed(history))
     qual = doc.get("qualitative")
+    for h in history:
+        h["badge"] = _company_badge(h["grade"], h["grade_label"])
     return render(request, "company.html", {
-        "c": doc, "badge": _badge(scale, doc.get("grade"), doc.get("grade_label")),
-        "funds": _funds(doc.get("funds") or [], scale),
+        "c": doc, "badge": _company_badge(doc.get("grade"), doc.get("grade_label")),
+        "funds": _funds(doc.get("funds") or [], scales.scale_of(history[-1]["grade_scale"])),
         "types": doc.get("by_type") or [], "type_verdicts": type_verdicts(doc.get("by_type") or []),
         "pillars": (qual or {}).get("pillars") or [], "pillar_verdicts": pillar_verdicts(qual), "qual": qual,
-        "history": [{**h, "badge": _badge(scales.scale_of(h["grade_scale"]), h["grade"], h["grade_label"])}
-                    for h in reversed(history)],
-        "chart": history_chart(history, hist_view.scale) if len(history) > 1 else None,
-        "scale_note": hist_view.message(),
+        "history": list(reversed(history)),
+        "chart": company_history_chart(history) if len(history) > 1 else None,
+        "scale_note": funds_view.message(),
     })
