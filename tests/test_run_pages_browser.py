@@ -79,7 +79,7 @@ def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None: 
     assert browser.find_elements(By.CSS_SELECTOR, ".chart .main-svg")  # Plotly drew SVG
     legend = browser.find_element(By.ID, "chart-0").text
     assert "correctness" in legend and "strict_format" in legend
-    assert browser.find_element(By.CSS_SELECTOR, "#chart-0 .xtitle").text == "step"  # plotly.js 4 reads {text: …}
+    assert browser.find_element(By.CSS_SELECTOR, "#chart-0 .xtitle").text == "학습 단계 (step)"  # plotly.js 4 reads {text: …}
     assert "step 12" in browser.find_element(By.ID, "best-adapter").text
     _all_local(browser, base)
     _shot(browser, shots / "run-training.png")
