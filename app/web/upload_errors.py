@@ -46,7 +46,7 @@ RULES: list[Rule] = [
      lambda m, f: f"{f}의 첫 행들에서 머리글을 찾지 못했습니다. 첫 행에 기준일자, 펀드코드, 기준가격 같은 열 이름을 "
                   "두고 다시 올리세요."),
     (re.compile(r"holds no NAV rows"),
-     lambda m, f: f"{f}에 기준가격 자료가 한 줄도 없습니다. 자료가 든 파일을 올리세요."),
+     lambda m, f: f"{f}에 기준가격 자료가 한 줄도 없습니다. 자료가 든 파일을 다시 올리세요."),
     (re.compile(r"no 유형/type column"),
      lambda m, f: "유형 열이 없습니다. 기준가격(NAV) 파일이나 펀드 정보(meta) 파일에 '유형' 열(동류그룹)을 넣어 "
                   "다시 올리세요."),
