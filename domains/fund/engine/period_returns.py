@@ -70,7 +70,8 @@ def period_returns(evaluation: Any) -> dict[str, dict[str, dict[str, Any]]]:
     status = {f.fund_code: f.status for f in evaluation.funds}
     keep = [i for i, c in enumerate(tr.codes) if status.get(c) not in (None, "error")]
     cols = np.asarray(keep, dtype=int)
-    returns = trailing_returns(tr.levels[:, cols], tr.dates, evaluation.as_of)
+    every = trailing_returns(tr.levels, tr.dates, evaluation.as_of)  # reads two rows a window: no matrix copy
+    returns = {w: values[cols] for w, values in every.items()}
     table = peer_table(returns, [type_of[tr.codes[i]] for i in keep])
     return {tr.codes[i]: row for i, row in zip(keep, table, strict=True) if row}
 
