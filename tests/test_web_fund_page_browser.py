@@ -96,7 +96,7 @@ def history_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A quarterly history of the same sample universe up to the early batch's date (run once, stored per test)."""
     out = tmp_path_factory.mktemp("history") / "h"
     result = run_cli("fund", "history", "--sample", "--sample-funds", "40", "--sample-years", "6", "--freq", "Q",
-                     "--from", "2024-03", "--to", "2025-03", "--out", str(out))
+                     "--from", "2024-03", "--to", "2025-03", "--out", str(out), "--db", f"sqlite:///{out}.db")
     assert result.exit_code == 0, result.output
     return out
 
@@ -132,8 +132,14 @@ def _history_dates(folder: Path, code: str) -> set[str]:
 
 
 def test_history_db_records_the_batch_identity(history_folder: Path) -> None:
+    """`fund history --db` stores its latest/ batch with the engine version and rubric hash, like `fund evaluate`."""
     import json
+    import sqlite3
 
+    with sqlite3.connect(f"{history_folder}.db") as db:
+        runs = db.execute("SELECT engine_version, rubric_hash, source FROM runs").fetchall()
+    assert len(runs) == 1 and runs[0][0] not in ("unknown", "") and re.fullmatch(r"[0-9a-f]{64}", runs[0][1])
+    assert runs[0][2] == "history"
     summary = json.loads((history_folder / "latest" / "summary.json").read_text(encoding="utf-8"))
     prov = summary["inputs"]["provenance"]
     assert prov["engine_version"] and prov["engine_version"] != "unknown"
