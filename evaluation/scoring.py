@@ -195,7 +195,7 @@ def metric_summary(metrics: Sequence[Metric], items: Sequence[Mapping[str, Any]]
             if got:
                 per_item.append(sum(got) / len(got))
         out[m.name] = {
-            **_with_ci(per_item, seed),
+            **_with_ci(per_item, seed, proportion=m.binary),
             "n": len(per_item),
             "aggregation": m.aggregation,
             "higher_is_better": m.higher_is_better,
@@ -206,10 +206,14 @@ def metric_summary(metrics: Sequence[Metric], items: Sequence[Mapping[str, Any]]
     return {"metrics": out, "headline": next(m.name for m in metrics if m.headline)}
 
 
-def _with_ci(values: Sequence[float], seed: int) -> dict[str, Any]:
+def _with_ci(values: Sequence[float], seed: int, *, proportion: bool = True) -> dict[str, Any]:
+    """The mean and its 95% interval: a bootstrap over items, except for a proportion that every item puts at
+    the same end (0/20, 20/20), where resampling can only return the point itself; there the Wilson score
+    interval over the items says how far the truth may be from it."""
+    ends = proportion and values and all(v == values[0] for v in values) and values[0] in (0, 1)
     return {
         "value": sum(values) / len(values) if values else None,
-        "ci95": stats.bootstrap_ci(values, seed=seed),
+        "ci95": stats.wilson_ci(values[0] * len(values), len(values)) if ends else stats.bootstrap_ci(values, seed=seed),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -40,6 +41,23 @@ def bootstrap_ci(
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
     return [float(lo), float(hi)]
+
+
+def wilson_ci(successes: float, n: int, level: float = 0.95) -> list[float] | None:
+    """Wilson score interval for a proportion (``successes`` of ``n``); None when ``n`` is 0.
+
+    Unlike a bootstrap or the normal approximation it stays inside [0, 1] and does not collapse to a point
+    at 0/n or n/n (0/20 → [0, 0.161]). A few lines of closed form, so no statistics package at run time."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / denom
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)  # exact ends, not rounding noise
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return [low, high]
 
 
 def paired_bootstrap_delta(

@@ -58,10 +58,11 @@ class GradeScale:
         return f"{self.label(self.best_grade())}~{self.label(self.worst_grade())} 체계({self.grades}단계)"
 
     def colors(self) -> dict[int, str]:
-        """Each grade's colour by its rank from the best: green (best) through yellow to red (worst).
+        """Each grade's colour by its rank from the best: dark blue (best) through grey to dark brown (worst).
 
-        Five grades take :data:`GRADE_COLORS` exactly; other counts are interpolated along the same ramp
-        (a few lines of arithmetic, so pages and API need no plotting library)."""
+        Every scale's colours are read off :data:`GRADE_COLORS` by rank (a few lines of arithmetic, so pages
+        and API need no plotting library); the ramp keeps every colour at ≥ 3:1 against white and any two
+        grades of a scale apart for red–green colour-blind readers (tests simulate it for 3–10 grades)."""
         n = self.grades
         out: dict[int, str] = {}
         for g in self.best_first():
@@ -70,10 +71,36 @@ class GradeScale:
             out[g] = _mix(GRADE_COLORS[lo], GRADE_COLORS[lo + 1], pos - lo)
         return out
 
+    def text_colors(self) -> dict[int, str]:
+        """The text colour on each grade's badge: black or white, whichever contrasts more (WCAG)."""
+        return {g: text_on(c) for g, c in self.colors().items()}
+
 
 DEFAULT_SCALE = GradeScale()
-GRADE_COLORS = ("#1a9850", "#91cf60", "#fee08b", "#fc8d59", "#d73027")
-"""Best (green) to worst (red); every scale's colours are read off this ramp by rank from its best."""
+GRADE_COLORS = ("#08306b", "#2171b5", "#6b8fb0", "#8c7f6a", "#c06a12", "#8c2d04")
+"""The grade ramp, best (dark blue) to worst (dark brown): blue against orange-brown and a falling then
+rising lightness, so grades stay apart without red–green vision; each ≥ 3:1 against white."""
+NOT_RATED_COLOR = "#4d4d4d"
+ERROR_COLOR = "#1a1a1a"
+PROVISIONAL_COLOR = "#b0418f"
+"""미평가, 오류 and 가등급 in charts: apart from every grade colour, each ≥ 3:1 against white."""
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2.x relative luminance of ``#rrggbb``."""
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast_ratio(a: str, b: str = "#ffffff") -> float:
+    """WCAG contrast ratio of two colours (1 to 21)."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def text_on(background: str) -> str:
+    return "#ffffff" if contrast_ratio(background, "#ffffff") >= contrast_ratio(background, "#000000") else "#000000"
 
 
 def _mix(a: str, b: str, t: float) -> str:

@@ -31,7 +31,7 @@ SCALES = {
 EARLY, LATE = "2025-03-31", "2025-06-30"
 FUNDS = "48"
 PROVISIONAL = {"min_history_years": 1, "max_history_years": 3, "window": "1y"}
-BEST_GREEN, WORST_RED = GRADE_COLORS[0], GRADE_COLORS[-1]
+BEST_COLOR, WORST_COLOR = GRADE_COLORS[0], GRADE_COLORS[-1]
 
 
 def _rubric(scale: GradeScale | None, target: Path) -> Path | None:
@@ -269,28 +269,32 @@ def test_pages_show_every_grade_best_first_and_coloured_by_rank(path: Path_) -> 
         dist = next(t for t in _tables(html) if "distribution" in t["class"])
         head = dist["rows"][0]
         assert [c["text"] for c in head[1 : 1 + s.grades]] == labels
-        assert head[1]["attrs"]["data-color"] == BEST_GREEN and head[s.grades]["attrs"]["data-color"] == WORST_RED
+        assert head[1]["attrs"]["data-color"] == BEST_COLOR and head[s.grades]["attrs"]["data-color"] == WORST_COLOR
         assert ("가등급" in [c["text"] for c in head]) == (s.grades == 7)
         for row in dist["rows"][1:]:  # every row adds up to its 합계
             numbers = [int(c["text"]) for c in row[1:]]
             assert sum(numbers[:-1]) == numbers[-1]
         chart = _chart(html, "chart-distribution")
         assert [t["name"] for t in chart["data"][: s.grades]] == labels
-        assert chart["data"][0]["marker"]["color"] == BEST_GREEN
+        assert chart["data"][0]["marker"]["color"] == BEST_COLOR
         matrix = next(t for t in _tables(html) if "matrix" in t["class"])
         assert [c["text"] for c in matrix["rows"][0][1:]] == labels  # both batches on one scale: a matrix
         funds = client.get("/funds")
         rows = next(t for t in _tables(funds.text) if "funds" in t["class"])["rows"][1:]
         grade_cell = rows[0][4]
         assert grade_cell["text"] == labels[0] and "rank-best" in grade_cell["attrs"]["class"]
-        assert grade_cell["attrs"]["data-color"] == BEST_GREEN
+        assert grade_cell["attrs"]["data-color"] == BEST_COLOR
         worst = client.get("/funds", params={"grade": s.worst_grade()})
         assert worst.status_code == 200
         assert {r[4]["text"] for r in next(t for t in _tables(worst.text) if "funds" in t["class"])["rows"][1:]} == {labels[-1]}
         assert client.get("/funds", params={"grade": s.grades + 1}).status_code == 422
         code = re.search(r'<a href="/funds/([^"]+)">', funds.text).group(1)  # the best fund, first in the list
         page = client.get(f"/funds/{code}").text
-        assert re.search(r'<dd class="fund-grade rank-best" data-color="' + BEST_GREEN + '">' + labels[0], page)
+        badge = rf'<dd class="fund-grade rank-best" data-color="{BEST_COLOR}"><span class="grade-badge gs{s.grades}-r1">'
+        assert re.search(badge + labels[0], page)  # the grade written in its badge, coloured as the best
+        css = client.get(re.search(r'href="(/assets/web/grades\.css[^"]*)"', page).group(1).replace("&amp;", "&")).text
+        assert re.search(rf"\.gs{s.grades}-r1 {{ background: {BEST_COLOR};", css)
+        assert re.search(rf"\.gs{s.grades}-r{s.grades} {{ background: {WORST_COLOR};", css)
         axis = _chart(page, "chart-history")["layout"]["yaxis2"]
         top = axis["range"][1]  # plotly draws range[1] at the top
         assert abs(top - s.best_grade()) == 0.5 and axis["ticktext"][0] == labels[0]

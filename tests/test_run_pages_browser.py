@@ -64,6 +64,12 @@ def _all_local(driver, base: str) -> None:  # type: ignore[no-untyped-def]
     assert all(n.startswith(base) for n in names), [n for n in names if not n.startswith(base)]
 
 
+def _unlabelled(driver) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(driver.execute_script("""
+        return [...document.querySelectorAll('input, select, textarea')].filter(e => e.type !== 'hidden')
+          .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.outerHTML);"""))
+
+
 def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     from selenium.webdriver.common.by import By
 
@@ -72,6 +78,7 @@ def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None: 
     browser.get(f"{base}/runs")
     rows = browser.find_elements(By.CSS_SELECTOR, "table.runs tbody tr")
     assert len(rows) == 8 and "lab/grpo/r1" in browser.find_element(By.CSS_SELECTOR, "table.runs").text
+    assert _unlabelled(browser) == []
     _shot(browser, shots / "runs-list.png")
 
     browser.find_element(By.LINK_TEXT, "lab/grpo/r1").click()
@@ -79,13 +86,18 @@ def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None: 
     assert browser.find_elements(By.CSS_SELECTOR, ".chart .main-svg")  # Plotly drew SVG
     legend = browser.find_element(By.ID, "chart-0").text
     assert "correctness" in legend and "strict_format" in legend
-    assert browser.find_element(By.CSS_SELECTOR, "#chart-0 .xtitle").text == "step"  # plotly.js 4 reads {text: …}
+    assert browser.find_element(By.CSS_SELECTOR, "#chart-0 .xtitle").text == "학습 단계 (step)"  # plotly.js 4 reads {text: …}
     assert "step 12" in browser.find_element(By.ID, "best-adapter").text
+    titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".gtitle")]
+    assert len(titles) == 5 and not any(w in " ".join(titles) for w in ("Reward", "Held-out", "Loss", "Other"))
+    ticks = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".xtick text")]
+    assert ticks and all(t.replace(",", "").isdigit() for t in ticks), ticks  # whole steps only
     _all_local(browser, base)
     _shot(browser, shots / "run-training.png")
 
     browser.find_element(By.ID, "samples-link").click()
     _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "section.sample"))
+    assert _unlabelled(browser) == []
     first = browser.find_elements(By.CSS_SELECTOR, "section.sample")[0]
     assert first.find_element(By.CSS_SELECTOR, ".completion").is_displayed()
     scores = {e.get_attribute("data-reward"): e.text for e in first.find_elements(By.CSS_SELECTOR, ".reward-score")}
@@ -98,6 +110,7 @@ def test_admin_reads_runs_in_the_browser(server, browser, shots: Path) -> None: 
     assert "accuracy ★" in table and "50.0%" in table
     browser.find_element(By.ID, "samples-link").click()
     _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "section.sample .verdict"))
+    assert _unlabelled(browser) == []
     _shot(browser, shots / "run-evaluation-samples.png")
 
     browser.get(f"{base}/runs/view/lab/compare.json")

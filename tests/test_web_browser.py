@@ -190,6 +190,8 @@ def test_an_admin_uploads_in_the_browser(loaded: Loaded, browser: Any, sample_fi
         assert _upload(browser, base, {"data": sample_files["bad"]}, "2025-06-30") == "failed"
         message = browser.find_element(By.CSS_SELECTOR, ".job-message").text
         assert "broken.csv" in message and "evaluator-upload" not in message
+        assert "머리글" in message and "다시 올리세요" in message and "--" not in message  # Korean, names the fix
+        assert browser.find_element(By.CSS_SELECTOR, ".job-state").text == "실패"
         browser.save_screenshot(str(shots / "admin-upload-failed.png"))
         assert _runs(loaded) == before  # a failed upload stores nothing
 

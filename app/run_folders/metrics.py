@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.app.run_folders.jsonl import IndexCache, JsonlIndex, Row, parse_row
+from evaluator.evaluation.stats import wilson_ci
 
 MAX_POINTS = 1000  # points per series: more than a chart's width shows
 SKIP_KEYS = {"step", "epoch", "time"}
@@ -148,19 +149,34 @@ def thin(series: Series, limit: int = MAX_POINTS) -> tuple[list[float], list[flo
     return [series.steps[i] for i in keep], [series.values[i] for i in keep], stride
 
 
+PROPORTIONS = {"eval/accuracy", "eval/format_rate"}
+
+
+def _interval_at_ends(trace: dict[str, Any], counts: Series | None, length: int) -> None:
+    """A proportion logged at 0 or 1 with a point interval ([0, 0]: a run logged before the evaluation gave
+    0/n an interval) gets the Wilson interval over its n items, when the row logged n."""
+    if counts is None or len(counts.values) != length:
+        return
+    ns = thin(counts)[1]
+    for i, (v, lo, hi) in enumerate(zip(trace["y"], trace["ci_low"], trace["ci_high"], strict=False)):
+        n = ns[i] if i < len(ns) else None
+        if v in (0, 1) and lo == hi == v and isinstance(n, int | float) and n >= 1:
+            trace["ci_low"][i], trace["ci_high"][i] = wilson_ci(v * int(n), int(n))
+
+
 def chart_groups(table: MetricsTable) -> list[dict[str, Any]]:
     """The charts a training page draws: rewards per function, held-out figures, completion length, loss."""
     keys = list(table.series)
     groups = [
-        ("Reward per function (mean per logging step)",
+        ("보상 함수별 보상 (로깅 단계 평균)",
          ["reward"] + [k for k in keys if k.startswith("rewards/") and k.endswith("/mean")], table.stride),
-        ("Held-out evaluation", [k for k in keys if k.startswith("eval/") and "_ci_" not in k and k != "eval/n"], 1),
-        ("Completion length (tokens)",
+        ("검증 세트 평가", [k for k in keys if k.startswith("eval/") and "_ci_" not in k and k != "eval/n"], 1),
+        ("완성 길이 (토큰)",
          [k for k in keys if k.startswith("completions/") and k.endswith("_length") and "terminated" not in k],
          table.stride),
-        ("Loss", [k for k in ("loss", "eval_loss") if k in table.series], table.stride),
-        ("Other", [k for k in ("learning_rate", "grad_norm", "entropy", "kl", "frac_reward_zero_std",
-                               "completions/clipped_ratio", "step_time") if k in table.series], table.stride),
+        ("손실", [k for k in ("loss", "eval_loss") if k in table.series], table.stride),
+        ("기타", [k for k in ("learning_rate", "grad_norm", "entropy", "kl", "frac_reward_zero_std",
+                             "completions/clipped_ratio", "step_time") if k in table.series], table.stride),
     ]
     charts = []
     for title, names, row_stride in groups:
@@ -174,6 +190,8 @@ def chart_groups(table: MetricsTable) -> list[dict[str, Any]]:
             low, high = table.series.get(f"{key}_ci_low"), table.series.get(f"{key}_ci_high")
             if low is not None and high is not None and len(low.values) == len(table.series[key].values):
                 trace["ci_low"], trace["ci_high"] = thin(low)[1], thin(high)[1]
+                if key in PROPORTIONS:
+                    _interval_at_ends(trace, table.series.get("eval/n"), len(table.series[key].values))
             traces.append(trace)
         if traces:
             charts.append({"title": title, "traces": traces, "stride": stride})

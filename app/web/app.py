@@ -24,6 +24,7 @@ from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.cache import ScopeCache
 from evaluator.app.web.extensions import Extensions, default_extensions
 from evaluator.app.web.fonts import browser_safe_font
+from evaluator.app.web.grade_styles import grades_css
 from evaluator.app.web.plotly_style import plotly_style
 from evaluator.app.web.render import make_templates, render
 
@@ -51,6 +52,7 @@ def _register_assets(app: FastAPI) -> None:
     assets.add("web/fonts.css", web / "fonts.css", "text/css", font_urls)
     assets.add("plotly-style.css", web / "fonts.css", "text/css", lambda _raw: plotly_style()[1])
     assets.add("plotly-rules.css", web / "fonts.css", "text/css", lambda _raw: b"/* Plotly inserts its rules */\n")
+    assets.add("web/grades.css", web / "fonts.css", "text/css", lambda _raw: grades_css())
 
 
 def _is_page(request: Request) -> bool:
@@ -100,7 +102,7 @@ def create_web_app(
     extensions: Extensions | None = None,
 ) -> FastAPI:
     """The API plus the pages. ``extensions`` adds page sets (default: :func:`default_extensions`)."""
-    from evaluator.app.web import auth, company_pages, exports, fund_list, pages, uploads
+    from evaluator.app.web import auth, company_pages, exports, fund_list, fund_page, pages, uploads
 
     app = create_app(url, engine=engine, settings=settings)
     ext = extensions if extensions is not None else default_extensions()
@@ -117,6 +119,7 @@ def create_web_app(
     app.include_router(company_pages.router)
     app.include_router(fund_list.router)
     app.include_router(exports.router)
+    app.include_router(fund_page.router)
     app.include_router(uploads.router)
     for page_set in ext.page_sets:
         app.include_router(page_set.router)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.methodology.rubric_scale import GradeScale
+from evaluator.methodology.rubric_scale import ERROR_COLOR, NOT_RATED_COLOR, PROVISIONAL_COLOR, GradeScale
 
 # Axis titles are {"text": …}: plotly.js 3+ (the package ships 4.x) ignores a bare string there.
 FONT = {"family": "NanumGothic, sans-serif", "size": 13}
@@ -18,7 +18,6 @@ DATE_AXIS = {
 }
 """Dates as numbers: plotly.js's default month names are English ("Jul 2020") and it ships no Korean locale;
 days appear only when ticks are closer than a month, so two ticks never read the same."""
-PROVISIONAL_COLOR = "#9ecae1"
 
 
 def _layout(**extra: Any) -> dict[str, Any]:
@@ -52,9 +51,9 @@ def distribution_chart(dist: dict[str, dict[str, int]], scale: GradeScale) -> di
     traces = [{"type": "bar", "name": c["label"], "x": types, "y": [column_value(dist[t], c["key"]) for t in types],
                "marker": {"color": c["color"]}} for c in grade_columns(dist, scale)]
     traces.append({"type": "bar", "name": "미평가", "x": types, "y": [dist[t]["not_rated"] for t in types],
-                   "marker": {"color": "#e0e0e0"}})
+                   "marker": {"color": NOT_RATED_COLOR}})
     traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
-                   "marker": {"color": "#555"}})
+                   "marker": {"color": ERROR_COLOR}})
     return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}})}
 
 

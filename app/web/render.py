@@ -12,8 +12,10 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from evaluator.app.web.chart_text import chart_table
 from evaluator.app.web.charts import plotly_text
 from evaluator.app.web.extensions import NavLink
+from evaluator.app.web.grade_styles import badge_class
 
 BASE_NAV = (
     NavLink("/", "개요"),
@@ -30,6 +32,8 @@ def make_templates(extra: list[Path]) -> Jinja2Templates:
     env.filters["num"] = _num
     env.filters["pct"] = _pct
     env.filters["plotly_text"] = plotly_text
+    env.filters["chart_table"] = chart_table
+    env.globals["badge_class"] = badge_class
     return Jinja2Templates(env=env)
 
 

@@ -16,13 +16,24 @@ from evaluator.app.api.evaluations import UploadError, stage_uploads, start_job
 from evaluator.app.storage import jobs
 from evaluator.app.web.auth import Admin, Db, Viewer, check_csrf
 from evaluator.app.web.render import render
+from evaluator.app.web.upload_errors import ROLES, STATES, upload_error
 
 router = APIRouter(include_in_schema=False)
 
 
+def _form_error(error: str | None) -> str | None:
+    """The staging error with its field named as the form labels it (``data:`` → 기준가격(NAV) 파일:)."""
+    if not error:
+        return error
+    field, sep, rest = error.partition(": ")
+    names = {**ROLES, "as_of": "기준일"}
+    return f"{names[field]}: {rest}" if sep and field in names else error
+
+
 def _form(request: Request, session: Db, error: str | None = None, status: int = 200) -> Response:
-    return render(request, "upload.html", {"error": error, "jobs": jobs.recent_jobs(session),
-                                           "limit_mb": request.app.state.settings.upload_max_mb},
+    return render(request, "upload.html", {"error": _form_error(error), "jobs": jobs.recent_jobs(session),
+                                           "limit_mb": request.app.state.settings.upload_max_mb,
+                                           "states": STATES, "roles": ROLES},
                   status=status)
 
 
@@ -56,4 +67,5 @@ def job_page(request: Request, job_id: int, viewer: Admin, session: Db) -> Respo
     job = jobs.get_job(session, job_id) if 0 < job_id < 2**31 else None
     if job is None:
         raise HTTPException(404, "no such job")
-    return render(request, "job.html", {"job": job})
+    failure = upload_error(job.get("message"), job["params"].get("files") or {}) if job["state"] == "failed" else None
+    return render(request, "job.html", {"job": job, "states": STATES, "roles": ROLES, "failure": failure})

@@ -7,15 +7,30 @@ from typing import Any
 from evaluator.app.web.charts import FONT
 
 LABELS = {
-    "reward": "total reward (weighted)",
-    "eval/accuracy": "held-out accuracy",
-    "eval/format_rate": "held-out format rate",
+    "reward": "총 보상 (가중합)",
+    "eval/accuracy": "검증 정확도",
+    "eval/format_rate": "검증 형식 준수율",
 }
+STEP_TITLE = "학습 단계 (step)"
+
+
+def step_axis(steps: list[Any]) -> dict[str, Any]:
+    """Whole-step ticks: a tick every 1, 2, 5, 10, 20, 50 … steps (about eight across), never 2.5."""
+    numbers = [s for s in steps if isinstance(s, int | float) and not isinstance(s, bool)]
+    span = (max(numbers) - min(numbers)) if numbers else 0
+    dtick = 1
+    while span / dtick > 8:
+        dtick = _next_nice(dtick)
+    return {"title": {"text": STEP_TITLE}, "tickformat": "d", "tick0": 0, "dtick": dtick}
+
+
+def _next_nice(d: int) -> int:
+    return d * 5 // 2 if str(d)[0] == "2" else d * 2  # 1 → 2 → 5 → 10 → 20 → 50 …
 
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
     return {"title": {"text": title, "font": {"size": 14}}, "font": FONT, "height": 320,
-            "margin": {"l": 55, "r": 20, "t": 40, "b": 45}, "xaxis": {"title": {"text": "step"}},
+            "margin": {"l": 55, "r": 20, "t": 40, "b": 45}, "xaxis": {"title": {"text": STEP_TITLE}},
             "legend": {"orientation": "h", "y": -0.25}, **extra}
 
 
@@ -43,9 +58,10 @@ def training_charts(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "arrayminus": [None if (lo is None or v is None) else v - lo for lo, v in zip(tr["ci_low"], tr["y"], strict=False)],
                 }
             traces.append(trace)
-        note = f" (every {group['stride']}th logged step)" if group["stride"] > 1 else ""
+        note = f" (로깅된 단계 {group['stride']}개마다 하나)" if group["stride"] > 1 else ""
+        steps = [x for tr in group["traces"] for x in tr["x"]]
         charts.append({"id": f"chart-{n}", "title": group["title"] + note,
-                       "spec": {"data": traces, "layout": _layout(group["title"] + note)}})
+                       "spec": {"data": traces, "layout": _layout(group["title"] + note, xaxis=step_axis(steps))}})
     return charts
 
 
@@ -65,4 +81,5 @@ def arms_chart(arms: list[dict[str, Any]], metric: str) -> dict[str, Any] | None
         return None
     trace = {"type": "bar", "x": names, "y": means, "name": metric,
              "error_y": {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}}
-    return {"data": [trace], "layout": _layout(f"{metric}: mean per arm with 95% CI", xaxis={"title": {"text": "arm"}})}
+    return {"data": [trace], "layout": _layout(f"{metric}: 실험군별 평균과 95% 신뢰구간",
+                                               xaxis={"title": {"text": "실험군"}})}

@@ -112,6 +112,7 @@ def _run_history(
     options: dict[str, Any],
 ) -> History:
     """Read once, grade every date, write the folder; any expected error ends the command with its message."""
+    from evaluator.core.provenance import provenance
     from evaluator.domains.fund.history.io import write_history
     from evaluator.domains.fund.history.run import as_of_dates, run_history
     from evaluator.domains.fund.rubric import resolve_rubric
@@ -147,6 +148,14 @@ def _run_history(
             "outliers": outliers,
             "class_inference": bool(options.get("class_inference", True)),
         }
+        if result.last is not None:  # latest/ is stored as a batch: it carries its identity like `fund evaluate`'s
+            result.last.inputs["provenance"] = provenance(
+                {**universe.sources, "history": {"from": str(first), "to": str(last), "freq": freq},
+                 "options": {k: v for k, v in inputs.items() if k in ("allow_unadjusted", "outliers",
+                                                                       "class_inference")}
+                 | {"type_column": options.get("type_column")}},
+                doc,
+            )
         warnings = [*universe.warnings, *common.run_notes(result.last)]
         write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
     except common.expected_errors() as exc:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.plotting import label, new_figure, note, save_png, style
+from evaluator.methodology.rubric_scale import NOT_RATED_COLOR, GradeScale
 
 PNG = "companies.png"
 
@@ -25,17 +26,17 @@ def draw_companies(doc: dict[str, Any], target: Path) -> Path:
         if not rows:
             note(ax, "no company to show")
             return save_png(fig, target)
-        cmap = matplotlib.colormaps["RdYlGn_r"]
+        colors = GradeScale(scale).colors()  # the one grade palette, 1 best, as on the pages
         for g in range(1, scale + 1):
             pts = [r for r in rated if r["grade"] == g]
             if pts:
-                color = cmap((g - 1) / max(scale - 1, 1))
+                color = colors[g]
                 ax.scatter([r["funds_rated"] for r in pts], [r["score"] for r in pts], s=28, color=color,
                            edgecolor="black", linewidth=0.4, label=f"{label(labels[g])} ({len(pts)})")  # fmt: skip
         others = [r for r in rows if r["status"] != "ok" and r["quantitative_score"] is not None]
         if others:
             ax.scatter([max(r["funds_rated"], 1) for r in others], [r["quantitative_score"] for r in others],
-                       marker="x", color="#888888", label=f"not rated ({len(others)})")  # fmt: skip
+                       marker="x", color=NOT_RATED_COLOR, label=f"not rated ({len(others)})")  # fmt: skip
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.xaxis.set_minor_formatter(matplotlib.ticker.ScalarFormatter())

@@ -27,6 +27,7 @@ from evaluator.core.outputs import (
     write_staged_json,
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
+from evaluator.domains.fund.engine.period_returns import benchmark_names, period_returns
 from evaluator.domains.fund.engine.results import Evaluation
 from evaluator.domains.fund.reports import SERIES_FILE
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
@@ -85,6 +86,31 @@ def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]
     return []
 
 
+def page_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
+    """Per fund, what its page shows beside the grade: period returns against its 유형, the benchmark's
+    name, the other share classes of its portfolio. A failure here costs the facts, never a report."""
+    try:
+        returns, benchmarks = period_returns(evaluation), benchmark_names(evaluation)
+    except Exception:
+        returns, benchmarks = {}, {}
+    families: dict[str, list[str]] = {}
+    for fund in evaluation.funds:
+        if fund.portfolio_code:
+            families.setdefault(fund.portfolio_code, []).append(fund.fund_code)
+    out: dict[str, dict[str, Any]] = {}
+    for fund in evaluation.funds:
+        doc: dict[str, Any] = {}
+        if fund.fund_code in returns:
+            doc["period_returns"] = returns[fund.fund_code]
+        if fund.fund_code in benchmarks:
+            doc["benchmark_name"] = benchmarks[fund.fund_code]
+        others = [c for c in families.get(fund.portfolio_code or "", []) if c != fund.fund_code]
+        if others:
+            doc["share_classes"] = others
+        out[fund.fund_code] = doc
+    return out
+
+
 def batch_file(name: str) -> bool:
     """Whether a batch folder's entry is the batch writer's own (reports, summaries, series)."""
     return name.endswith(".json") or name in ("summary.csv", SERIES_FILE)
@@ -130,10 +156,12 @@ def _write_batch(
     total = len(evaluation.funds)
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = folder.resolve()
+    facts = page_facts(evaluation)
     for done, fund in enumerate(evaluation.funds, 1):
         try:
             target = _inside(base, names[fund.fund_code])
             doc = build_report(fund, evaluation.rubric)
+            doc.update(facts.get(fund.fund_code, {}))
             if model_evaluations is not None:
                 doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
             write_staged_json(target, doc)  # inside the staging folder: the swap makes the batch atomic

@@ -32,7 +32,13 @@ from evaluator.core.plotting import (
     style,
 )
 from evaluator.core.plotting import label as _label
-from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, grade_scale
+from evaluator.methodology.rubric_scale import (
+    DEFAULT_SCALE,
+    ERROR_COLOR,
+    NOT_RATED_COLOR,
+    GradeScale,
+    grade_scale,
+)
 
 # Peer groups (유형) with an agreed English name, used when no Hangul font is installed.
 ROMANISED = {
@@ -69,13 +75,13 @@ SCATTER_PNG = "fund_risk_return.png"
 SUMMARY_FILES = ("summary.json", "summary.csv")
 PERIOD_PREFERENCE = ("3y", "10y", "5y", "1y")
 NO_TYPE = "(none)"
-STATUS_COLORS = {"not_rated": "#c7c7c7", "error": "#525252"}
+STATUS_COLORS = {"not_rated": NOT_RATED_COLOR, "error": ERROR_COLOR}
 GRADE_COLORS = DEFAULT_SCALE.colors()
-"""Best (green) to worst (red) on the default scale; other scales take the same ramp by rank from their best."""
+"""Best (dark blue) to worst (dark brown) on the default scale; other scales take the same ramp by rank from their best."""
 
 
 def grade_colors(scale: GradeScale) -> dict[int, str]:
-    """Each grade's colour by its rank from the scale's best grade, so 5★ is green when five stars is best."""
+    """Each grade's colour by its rank from the scale's best grade, so 5★ is the best colour when five stars is best."""
     return scale.colors()
 
 
