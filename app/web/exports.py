@@ -20,7 +20,7 @@ from evaluator.app.api.read_routes import CODE_RE
 from evaluator.app.storage import nav_series, queries, scales
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.fund_list import STATUS_LABELS, Filters, ListQuery, checked
-from evaluator.app.web.pages import CRITERION_LABELS, metrics_table
+from evaluator.app.web.fund_page import CRITERION_LABELS, metrics_table
 
 router = APIRouter(include_in_schema=False)
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
