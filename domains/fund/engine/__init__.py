@@ -1,13 +1,16 @@
 """The single-date engine: one as-of date's checks, total-return levels, metrics, scores and grades.
 
-Besides :func:`evaluate_loaded` it names the steps and :data:`PARAMETERS` the history engine reuses, so a
-grade history stays bit-for-bit equal to evaluating each of its dates on its own.
+It offers the engine (``evaluate_loaded``, ``evaluate_universe`` → an ``Evaluation`` of ``FundResult``), the
+peer-group scoring that also rates 운용사 and builds the task's facts (``score_funds``, ``group_percentile`` …),
+and the steps and constants (``PARAMETERS``) the grade history reruns over many dates, so a history stays
+bit-for-bit equal to evaluating each of its dates on its own.
 
 What other rooms, the pack's top level and the application may use; the modules inside are this room's own.
 """
 
 from evaluator.domains.fund.engine.calendar import market_calendar, sample
 from evaluator.domains.fund.engine.checks import FundFlags, check_matrix
+from evaluator.domains.fund.engine.engine import evaluate_universe
 from evaluator.domains.fund.engine.evaluate import evaluate_loaded
 from evaluator.domains.fund.engine.inputs import (
     benchmark_matrix,
@@ -30,7 +33,7 @@ from evaluator.domains.fund.engine.metrics import (
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
 from evaluator.domains.fund.engine.outliers import MODES, find_outliers, visible
-from evaluator.domains.fund.engine.parameters import PARAMETERS
+from evaluator.domains.fund.engine.parameters import PARAMETERS, EngineParameters
 from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
 from evaluator.domains.fund.engine.resets import detect_resets
 from evaluator.domains.fund.engine.results import Evaluation, FundResult
@@ -55,6 +58,7 @@ from evaluator.domains.fund.engine.total_return import (
 __all__ = [
     "MODES",
     "PARAMETERS",
+    "EngineParameters",
     "Evaluation",
     "Events",
     "FundFlags",
@@ -74,6 +78,7 @@ __all__ = [
     "dispersion",
     "distribution_events",
     "evaluate_loaded",
+    "evaluate_universe",
     "family_codes",
     "find_end_typos",
     "find_outliers",

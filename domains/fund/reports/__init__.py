@@ -8,6 +8,7 @@ from evaluator.domains.fund.reports.batch import SERIES_FILE, BatchOutcome, writ
 from evaluator.domains.fund.reports.data_checks import console_line, data_checks
 from evaluator.domains.fund.reports.plots import label, looks_like_batch, plan_fund_batch
 from evaluator.domains.fund.reports.report import (
+    build_report,
     grade_distribution,
     report_schema,
     scale_problems,
@@ -17,6 +18,7 @@ from evaluator.domains.fund.reports.report import (
 __all__ = [
     "SERIES_FILE",
     "BatchOutcome",
+    "build_report",
     "console_line",
     "data_checks",
     "grade_distribution",
