@@ -167,7 +167,7 @@ def _no_header(p: Path, what: str) -> DataError:
 
 
 def _read_excel(p: Path, what: str, sheet: str | None) -> tuple[pd.DataFrame, str]:
-    from evaluator.domains.fund.data import spreadsheets as ss
+    import evaluator.domains.fund.data.spreadsheets as ss
 
     raw = p.read_bytes()
     kind = ss.kind_of(raw)
