@@ -192,6 +192,19 @@ def test_rooms_depend_on_each_other_without_a_loop() -> None:
         visit(face, ())
 
 
+def test_only_the_command_line_imports_the_commands() -> None:
+    """``app/commands/`` is the command line's edge: the CLI mounts it; services, storage, the API and the pages
+    never import it (what a command and a service share lives below, e.g. ``app/pack_services.py``)."""
+    hits = [
+        f"{path.relative_to(REPO)}:{lineno} imports {module}"
+        for path in python_files("app")
+        if path.relative_to(REPO).as_posix() != "app/cli.py" and not path.relative_to(REPO).as_posix().startswith("app/commands/")
+        for lineno, module in imported_modules(path)
+        if module == "evaluator.app.commands" or module.startswith("evaluator.app.commands.")
+    ]  # fmt: skip
+    assert hits == []
+
+
 def test_every_pack_is_covered_by_the_name_check() -> None:
     assert {"gsm8k", "fund", "ko_grammar"} <= set(PACKS)
     assert all(PACK_NAME.search(name) for name in PACKS)
