@@ -138,9 +138,9 @@ def run_fund_batch(out: Path, funds: int, *, force: bool = False) -> dict[str, A
 
     ``force`` lets ``demo --force`` write over an earlier demo's fund reports, as its other stages do.
     """
-    from evaluator.domains.fund.data.sample import sample_universe
-    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
-    from evaluator.domains.fund.reports.batch import write_reports
+    from evaluator.domains.fund.data import sample_universe
+    from evaluator.domains.fund.engine import evaluate_loaded
+    from evaluator.domains.fund.reports import write_reports
     from evaluator.domains.fund.rubric import default_rubric
 
     universe = sample_universe(funds=funds, risk_free=0.03, realistic=True)  # 결산 resets, share classes, an MMF

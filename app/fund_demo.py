@@ -62,9 +62,7 @@ def fund_spec(hidden: int, layers: int, seed: int) -> Any:
 
 def build_fund_model(out: Path, source: str, hidden: int, layers: int, seed: int, rows: int = 200) -> Path:
     """The tiny model, its tokenizer trained on training-split prompts and reference answers only."""
-    from evaluator.domains.fund.task.dataset import load_rows
-    from evaluator.domains.fund.task.reference import reference_json
-    from evaluator.domains.fund.task.rewards import load_facts
+    from evaluator.domains.fund.task import load_facts, load_rows, reference_json
     from evaluator.models.tiny import build_tiny
 
     if (out / "config.json").exists():

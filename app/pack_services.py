@@ -6,20 +6,60 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.console import console, fail
 from evaluator.domains.base import DomainPack
+
+
+def prepare_store(flag: str | None) -> str | None:
+    """For ``fund evaluate``: --db, else EVALUATOR_DB, else None (store nothing). The database is reached and
+    migrated before any work, so a wrong URL or a server that is down never costs a long batch."""
+    from evaluator.app.storage.database import DatabaseError, check_url, open_database, opt_in_url
+
+    url = opt_in_url(flag)
+    if url is None:
+        return None
+    try:
+        open_database(check_url(url), migrate=True).dispose()
+    except DatabaseError as exc:
+        fail(str(exc))
+    return url
+
+
+def store_report_folder(url: str, folder: Path, *, source: str) -> None:
+    """Store one report folder and say what happened (stored, or already there)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from evaluator.app.storage.batches import BatchError, store_folder
+    from evaluator.app.storage.database import DatabaseError, open_database
+
+    later = f"; the reports are in {folder}: store them with `evaluator db import {folder}`" if source == "evaluate" else ""
+    try:
+        engine = open_database(url, migrate=True)
+    except DatabaseError as exc:
+        fail(f"{exc}{later}")
+    try:
+        result = store_folder(engine, folder, source=source)
+    except BatchError as exc:
+        fail(f"nothing stored: {exc}{later}")
+    except SQLAlchemyError as exc:
+        fail(f"nothing stored: database error ({type(exc).__name__}: {str(exc).splitlines()[0]}){later}")
+    finally:
+        engine.dispose()
+    if result.created:
+        console.print(f"stored run {result.run_id}: {result.funds} fund reports as of {result.as_of}")
+    else:
+        console.print(
+            f"already stored as run {result.run_id} (same inputs, rubric, as-of and engine version); nothing changed"
+        )
 
 
 class AppServices:
     """Handed to each pack's ``cli.register`` by :mod:`evaluator.app.cli`."""
 
     def prepare_db(self, flag: str | None) -> str | None:
-        from evaluator.app.commands.db import prepare_store
-
         return prepare_store(flag)
 
     def store_folder(self, url: str, folder: Path, *, source: str) -> None:
-        from evaluator.app.commands.db import store_report_folder
-
         store_report_folder(url, folder, source=source)
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
@@ -29,7 +69,6 @@ class AppServices:
         from evaluator.app.storage.batches import BatchError
         from evaluator.app.storage.companies import store_companies
         from evaluator.app.storage.database import DatabaseError, open_database
-        from evaluator.core.console import console, fail
 
         try:
             engine = open_database(url, migrate=True)

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evaluator.domains.fund.reports.report import PERIOD_KO, standing_ko
 from evaluator.domains.fund.task.prompts import (
     EXAMPLE_RATIONALE,
     SYSTEM_PROMPT,
@@ -24,6 +23,7 @@ from evaluator.domains.fund.task.prompts import (
     metric_lines as prompt_metric_lines,
 )
 from evaluator.domains.fund.task.reference import reference_rationale
+from evaluator.domains.fund.wording import PERIOD_KO, standing_ko
 
 Facts = Mapping[str, Any]
 Writer = Callable[[Facts], "str | None"]

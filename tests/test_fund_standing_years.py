@@ -8,10 +8,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.engine.checks import years_ko
 from evaluator.domains.fund.engine.engine import OK, evaluate_universe
 from evaluator.domains.fund.reports.report import narrative_ko
 from evaluator.domains.fund.rubric import default_rubric
+from evaluator.domains.fund.wording import years_ko
 
 
 def _navs(funds: int, seed: int, start_rows: dict[int, int] | None = None) -> pd.DataFrame:

@@ -76,6 +76,135 @@ def test_the_layer_check_sees_a_violation(tmp_path: Path) -> None:
     assert imported_modules(sample) == [(2, "evaluator.domains.fund.pack")]
 
 
+def room_faces() -> dict[str, Path]:
+    """Every room of every pack (a sub-package ``domains/<pack>/<room>/``) by its module name: the name is the
+    room's public face, its package ``__init__``; the modules inside are the room's own."""
+    return {f"evaluator.domains.{p.parent.parent.name}.{p.parent.name}": p.parent for p in (REPO / "domains").glob("*/*/__init__.py")}
+
+
+def module_of(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(("evaluator", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def imported_names(path: Path) -> list[tuple[int, str, tuple[str, ...]]]:
+    """Every ``evaluator.*`` import of a file with the names it takes (none for ``import a.b``)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, ()) for a in node.names if a.name.startswith("evaluator.")]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evaluator."):
+            out.append((node.lineno, node.module, tuple(a.name for a in node.names)))
+    return out
+
+
+def room_violations(path: Path, here: str, faces: dict[str, Path]) -> list[str]:
+    """Imports by ``path`` (module ``here``) of a room's inner module, from outside that room: from another room,
+    the pack's own top level or anywhere else (the app). ``from <room> import <module>`` counts as well."""
+    bad = []
+    for lineno, module, names in imported_names(path):
+        for face, folder in faces.items():
+            if here == face or here.startswith(face + "."):
+                continue
+            inner = [module] if module.startswith(face + ".") else [
+                f"{face}.{n}" for n in names
+                if module == face and n not in public_names(folder) and ((folder / f"{n}.py").exists() or (folder / n).is_dir())
+            ]  # fmt: skip
+            where = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
+            bad += [f"{where}:{lineno} imports {m} (inside a room; import from {face})" for m in inner]
+    return bad
+
+
+def public_names(folder: Path) -> set[str]:
+    """The names a room's face lists in ``__all__`` (a function may share its module's name: it is the face's)."""
+    for node in ast.parse((folder / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_rooms_are_reached_only_through_their_public_face() -> None:
+    faces = room_faces()
+    assert {"evaluator.domains.fund.engine", "evaluator.domains.fund.history"} <= set(faces)
+    bad = [v for top in LAYER for path in python_files(top) for v in room_violations(path, module_of(path), faces)]
+    assert bad == []
+
+
+def test_every_room_names_its_public_face() -> None:
+    """Each face lists what it offers in ``__all__``, and every name there is really importable from it; none is
+    one of the room's modules (a function named like its module stays the function once every module is loaded)."""
+    import importlib
+    import pkgutil
+    import types
+
+    for face, folder in room_faces().items():
+        module = importlib.import_module(face)
+        for inner in pkgutil.iter_modules([str(folder)]):
+            importlib.import_module(f"{face}.{inner.name}")
+        assert module.__all__, face
+        assert [n for n in module.__all__ if not hasattr(module, n)] == [], face
+        assert [n for n in module.__all__ if isinstance(getattr(module, n), types.ModuleType)] == [], face
+
+
+def test_the_room_check_sees_a_reach_inside(tmp_path: Path) -> None:
+    faces = room_faces()
+    sample = tmp_path / "x.py"
+    sample.write_text(
+        "from evaluator.domains.fund.engine import evaluate_loaded\n"
+        "from evaluator.domains.fund.engine.resets import BASE\n"
+        "def f():\n    from evaluator.domains.fund.engine import inputs\n"
+        "    import evaluator.domains.fund.data.readers\n",
+        encoding="utf-8",
+    )
+    found = [v.split(" imports ")[1].split(" ")[0] for v in room_violations(sample, "evaluator.domains.fund.history.x", faces)]
+    assert found == [
+        "evaluator.domains.fund.engine.resets", "evaluator.domains.fund.engine.inputs",
+        "evaluator.domains.fund.data.readers",
+    ]  # fmt: skip
+    assert room_violations(sample, "evaluator.domains.fund.engine.x", faces)[0].split(" imports ")[1].startswith(
+        "evaluator.domains.fund.data.readers"
+    )  # its own room's modules are a room's own business
+
+
+def test_rooms_depend_on_each_other_without_a_loop() -> None:
+    """Faces import their rooms eagerly, so a loop between rooms would be an import loop; and nothing in a
+    room points up at the pack's top module (``pack.py``), which sits above every room."""
+    faces = room_faces()
+    graph: dict[str, set[str]] = {face: set() for face in faces}
+    up = []
+    for face, folder in faces.items():
+        for path in sorted(folder.rglob("*.py")):
+            for lineno, module, _ in imported_names(path):
+                graph[face] |= {f for f in faces if f != face and (module == f or module.startswith(f + "."))}
+                if module.endswith(".pack") and module.count(".") == 3:
+                    up.append(f"{path.relative_to(REPO)}:{lineno} imports {module}")
+    assert up == []
+    done: set[str] = set()
+
+    def visit(face: str, path: tuple[str, ...]) -> None:
+        assert face not in path, " -> ".join((*path, face))
+        if face not in done:
+            for nxt in sorted(graph[face]):
+                visit(nxt, (*path, face))
+            done.add(face)
+
+    for face in sorted(graph):
+        visit(face, ())
+
+
+def test_only_the_command_line_imports_the_commands() -> None:
+    """``app/commands/`` is the command line's edge: the CLI mounts it; services, storage, the API and the pages
+    never import it (what a command and a service share lives below, e.g. ``app/pack_services.py``)."""
+    hits = [
+        f"{path.relative_to(REPO)}:{lineno} imports {module}"
+        for path in python_files("app")
+        if path.relative_to(REPO).as_posix() != "app/cli.py" and not path.relative_to(REPO).as_posix().startswith("app/commands/")
+        for lineno, module in imported_modules(path)
+        if module == "evaluator.app.commands" or module.startswith("evaluator.app.commands.")
+    ]  # fmt: skip
+    assert hits == []
+
+
 def test_every_pack_is_covered_by_the_name_check() -> None:
     assert {"gsm8k", "fund", "ko_grammar"} <= set(PACKS)
     assert all(PACK_NAME.search(name) for name in PACKS)
@@ -181,12 +310,14 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
 
 
 # The fund pack's own commands (and cli.py, which mounts them; methodology.py, the fund-rating methodology
-# commands; storage/, api/ and the db/keys commands, the fund evaluation service) may name it; the demo walks through the packs by name.
+# commands; storage/, api/, the db/keys commands and the services packs' commands reach, the fund evaluation
+# service) may name it; the demo walks through the packs by name.
 APP_MAY_NAME = {
     "app/cli.py", "domains/fund/cli/evaluate.py", "domains/fund/cli/agreement.py", "domains/fund/cli/history.py",
     "domains/fund/cli/companies.py",
     "app/commands/methodology.py",
     "app/demo.py", "app/fund_demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
+    "app/pack_services.py",
 }  # fmt: skip
 APP_MAY_NAME_UNDER = ("app/api/", "app/storage/", "app/web/")
 

@@ -108,10 +108,9 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
     """Load, grade, write, and store with the job marked done in the same transaction."""
     from evaluator.app.storage.batches import store_folder
     from evaluator.core.provenance import provenance
-    from evaluator.domains.fund.data.class_families import infer_classes
-    from evaluator.domains.fund.data.loaders import load_universe
-    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
-    from evaluator.domains.fund.reports.batch import write_reports
+    from evaluator.domains.fund.data import infer_classes, load_universe
+    from evaluator.domains.fund.engine import evaluate_loaded
+    from evaluator.domains.fund.reports import write_reports
     from evaluator.domains.fund.rubric import resolve_rubric
 
     def step(stage: str, progress: float) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from evaluator.app.pack_services import store_report_folder
 from evaluator.core.console import console, fail
 
 db_app = typer.Typer(name="db", help="The evaluation database: migrations and report-folder imports.", no_args_is_help=True)
@@ -21,49 +22,6 @@ def engine_or_fail(url: str | None, *, migrate: bool = True):  # type: ignore[no
         return open_database(service_url(url), migrate=migrate)
     except DatabaseError as exc:
         fail(str(exc))
-
-
-def prepare_store(flag: str | None) -> str | None:
-    """For ``fund evaluate``: --db, else EVALUATOR_DB, else None (store nothing). The database is reached and
-    migrated before any work, so a wrong URL or a server that is down never costs a long batch."""
-    from evaluator.app.storage.database import DatabaseError, check_url, open_database, opt_in_url
-
-    url = opt_in_url(flag)
-    if url is None:
-        return None
-    try:
-        open_database(check_url(url), migrate=True).dispose()
-    except DatabaseError as exc:
-        fail(str(exc))
-    return url
-
-
-def store_report_folder(url: str, folder: Path, *, source: str) -> None:
-    """Store one report folder and say what happened (stored, or already there)."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from evaluator.app.storage.batches import BatchError, store_folder
-    from evaluator.app.storage.database import DatabaseError, open_database
-
-    later = f"; the reports are in {folder}: store them with `evaluator db import {folder}`" if source == "evaluate" else ""
-    try:
-        engine = open_database(url, migrate=True)
-    except DatabaseError as exc:
-        fail(f"{exc}{later}")
-    try:
-        result = store_folder(engine, folder, source=source)
-    except BatchError as exc:
-        fail(f"nothing stored: {exc}{later}")
-    except SQLAlchemyError as exc:
-        fail(f"nothing stored: database error ({type(exc).__name__}: {str(exc).splitlines()[0]}){later}")
-    finally:
-        engine.dispose()
-    if result.created:
-        console.print(f"stored run {result.run_id}: {result.funds} fund reports as of {result.as_of}")
-    else:
-        console.print(
-            f"already stored as run {result.run_id} (same inputs, rubric, as-of and engine version); nothing changed"
-        )
 
 
 @db_app.command("upgrade")

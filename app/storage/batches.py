@@ -68,7 +68,7 @@ def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
 def read_folder(folder: str | Path) -> Batch:
     """Read and check a report folder; raise :class:`BatchError` naming every problem found."""
     from evaluator.core.outputs import path_inside
-    from evaluator.domains.fund.reports.report import report_schema, scale_problems, summary_schema
+    from evaluator.domains.fund.reports import report_schema, scale_problems, summary_schema
 
     base = Path(folder)
     if not (base / "summary.json").is_file():

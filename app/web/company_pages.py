@@ -27,7 +27,7 @@ from evaluator.app.storage.apikeys import Principal
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.charts import DATE_AXIS, FONT
 from evaluator.app.web.render import render
-from evaluator.domains.fund.companies.document import pillar_verdicts, type_verdicts
+from evaluator.domains.fund.companies import pillar_verdicts, type_verdicts
 from evaluator.methodology.rubric_scale import GradeScale
 
 router = APIRouter(include_in_schema=False)

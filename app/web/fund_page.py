@@ -21,7 +21,7 @@ from evaluator.app.storage import nav_series, scales
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.charts import criteria_chart, history_chart, metrics_chart, nav_chart
 from evaluator.app.web.render import render
-from evaluator.domains.fund.engine.period_returns import WINDOW_MONTHS
+from evaluator.domains.fund.engine import WINDOW_MONTHS
 
 router = APIRouter(include_in_schema=False)
 

@@ -16,9 +16,17 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, Metric, PackError, PackPlot, RewardFn, Verdict, completion_text
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.task.answer import extract_grade, read_answer, scale_problems
-from evaluator.domains.fund.task.grading import METRICS, fund_score
-from evaluator.domains.fund.task.rewards import build_reward_functions, gold_grade, load_facts, scale_grades
+from evaluator.domains.fund.task import (
+    METRICS,
+    build_reward_functions,
+    extract_grade,
+    fund_score,
+    gold_grade,
+    load_facts,
+    read_answer,
+    scale_grades,
+    scale_problems,
+)
 
 PACKAGE = "evaluator.domains.fund"
 LANGUAGES = ("ko", "en")
@@ -74,7 +82,7 @@ class FundPack(DomainPack):
         """
         from datasets import Dataset
 
-        from evaluator.domains.fund.task.dataset import load_rows
+        from evaluator.domains.fund.task import load_rows
 
         chosen = self.check_style(style)
         self.check_language(language)  # the prompts are Korean in either case
@@ -159,7 +167,7 @@ class FundPack(DomainPack):
         }
 
     def reference_solution(self, row: Mapping[str, Any], *, style: str | None = None) -> str | None:
-        from evaluator.domains.fund.task.reference import reference_json
+        from evaluator.domains.fund.task import reference_json
 
         self.check_style(style or row.get("style"))
         facts = row.get("facts")
@@ -180,8 +188,8 @@ class FundPack(DomainPack):
 
     def plots(self) -> tuple[PackPlot, ...]:
         """Grade distribution per 유형 and risk/return of a ``fund evaluate`` batch folder; a backtest's PNGs."""
-        from evaluator.domains.fund.history.backtest_plot import looks_like_backtest, plan_backtest
-        from evaluator.domains.fund.reports.plots import looks_like_batch, plan_fund_batch
+        from evaluator.domains.fund.history import looks_like_backtest, plan_backtest
+        from evaluator.domains.fund.reports import looks_like_batch, plan_fund_batch
 
         return (
             PackPlot(
@@ -195,9 +203,7 @@ class FundPack(DomainPack):
 
     def tokenizer_corpus(self, limit: int = 400) -> list[str]:
         """Prompts and reference answers of a small sample universe (deterministic, under a second)."""
-        from evaluator.domains.fund.task.dataset import load_rows
-        from evaluator.domains.fund.task.prompts import SYSTEM_PROMPT
-        from evaluator.domains.fund.task.reference import reference_json
+        from evaluator.domains.fund.task import SYSTEM_PROMPT, load_rows, reference_json
 
         texts = [SYSTEM_PROMPT]
         for row in load_rows(CORPUS_SOURCE, "all")[: min(limit, CORPUS_ROWS)]:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.domains.fund.data.readers import ALIASES, BLANKS, DataError, decode
+from evaluator.domains.fund.data import ALIASES, BLANKS, decode
+from evaluator.domains.fund.types import DataError
 
 HEADER_SEARCH_ROWS = 20
 UNNAMED_ANALYST = "(미기재)"

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.schemas import schema_problems
-from evaluator.domains.fund.data.readers import DataError
-from evaluator.domains.fund.reports.report import report_schema, scale_problems, summary_schema
+from evaluator.domains.fund.reports import report_schema, scale_problems, summary_schema
+from evaluator.domains.fund.types import DataError
 from evaluator.methodology.rubric import PERIODS
 
 METRIC_KEYS = ("annualized_return", "annualized_volatility", "sharpe", "max_drawdown", "information_ratio")

@@ -10,6 +10,8 @@ import typer
 
 from evaluator.domains.base import CommandServices
 
+__all__ = ["register", "services"]
+
 _services: CommandServices | None = None
 
 

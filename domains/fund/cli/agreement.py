@@ -70,11 +70,16 @@ def agreement(
     analysts' agreement with each other as the ceiling."""
     from evaluator.core.outputs import OutputExistsError, atomic_write_json, atomic_write_text
     from evaluator.core.schemas import validate_or_raise
-    from evaluator.domains.fund.agreement.io import read_experts
-    from evaluator.domains.fund.agreement.report import agreement_schema, build_agreement, csv_rows, fund_rows
-    from evaluator.domains.fund.agreement.reports import read_batch
-    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.agreement import (
+        agreement_schema,
+        build_agreement,
+        csv_rows,
+        fund_rows,
+        read_batch,
+        read_experts,
+    )
     from evaluator.domains.fund.rubric import resolve_rubric
+    from evaluator.domains.fund.types import DataError
     from evaluator.methodology.rubric import RubricError
 
     if by is not None and by.strip().lower() not in BY_TYPE:
@@ -118,8 +123,8 @@ def agreement(
 
 def _draw(doc: dict[str, Any], overall: Path, by_type: Path | None) -> None:
     from evaluator.core.plotting import cjk_font, save_png, style
-    from evaluator.domains.fund.agreement.plot import by_type_figure, confusion_figure
-    from evaluator.domains.fund.reports.plots import label
+    from evaluator.domains.fund.agreement import by_type_figure, confusion_figure
+    from evaluator.domains.fund.reports import label
 
     hangul = cjk_font() is not None
     with style():

@@ -15,7 +15,7 @@ import typer
 from evaluator.core.console import console, fail
 
 if TYPE_CHECKING:
-    from evaluator.domains.fund.data.loaders import Universe
+    from evaluator.domains.fund.data import Universe
 
 DATA_ARG = typer.Argument(
     None, help="NAV data: long or wide CSV (utf-8 / cp949), Excel (.xlsx / .xls) or Parquet."
@@ -47,7 +47,7 @@ CLASS_INFERENCE = typer.Option(
 def expected_errors() -> tuple[type[BaseException], ...]:
     """The errors a fund command turns into one clear line (anything else is a bug and shows its trace)."""
     from evaluator.core.outputs import OutputExistsError
-    from evaluator.domains.fund.data.readers import DataError
+    from evaluator.domains.fund.types import DataError
     from evaluator.methodology.rubric import RubricError
 
     return (DataError, RubricError, OutputExistsError)
@@ -55,7 +55,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 
 def check_outliers(mode: str) -> str:
     """``--outliers``: error, repair or keep (checked before any work)."""
-    from evaluator.domains.fund.engine.outliers import MODES
+    from evaluator.domains.fund.engine import MODES
 
     mode = mode.strip().lower()
     if mode not in MODES:
@@ -65,7 +65,8 @@ def check_outliers(mode: str) -> str:
 
 def as_of_flag(text: str | None) -> dt.date | None:
     """``--as-of`` read once, here at the edge; the engine and the reports receive a date."""
-    from evaluator.domains.fund.data.readers import DataError, parse_as_of
+    from evaluator.domains.fund.data import parse_as_of
+    from evaluator.domains.fund.types import DataError
 
     if not text:
         return None
@@ -105,9 +106,7 @@ def read_universe(
     """The inputs as the engine reads them: the built-in sample when ``files["data"]`` is None, else the
     files (``data``, ``meta``, ``benchmark``). ``options``: ``sheet``, ``calendar``, ``type_column`` and
     ``class_inference`` (share-class families from fund names when META names none; default on)."""
-    from evaluator.domains.fund.data.class_families import infer_classes
-    from evaluator.domains.fund.data.loaders import load_universe
-    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.data import infer_classes, load_universe, sample_universe
 
     with console.status("reading inputs…"):
         if files["data"] is None:

@@ -42,8 +42,7 @@ fund_app = typer.Typer(
 def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     from rich.table import Table
 
-    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
-    from evaluator.domains.fund.reports.report import grade_distribution
+    from evaluator.domains.fund.reports import console_line, data_checks, grade_distribution
 
     table = Table(title=f"Grades by 유형 (as of {evaluation.as_of})")
     distribution = grade_distribution(evaluation.funds, evaluation.rubric)
@@ -215,7 +214,7 @@ def _lap(stages: dict[str, float], name: str, since: float) -> float:
 def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, inputs: dict[str, Any]) -> Any:
     """The engine on the loaded universe, with the batch's provenance (inputs, options, rubric)."""
     from evaluator.core.provenance import provenance
-    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+    from evaluator.domains.fund.engine import evaluate_loaded
 
     with console.status(
         f"computing metrics and grades for {universe.navs.shape[1] + len(universe.issues)} funds…"
@@ -242,7 +241,7 @@ def _write(
     """Every report and the summaries, with a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evaluator.domains.fund.reports.batch import write_reports
+    from evaluator.domains.fund.reports import write_reports
 
     columns = (TextColumn("writing reports"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:

@@ -14,7 +14,7 @@ from evaluator.domains.fund.cli import common
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evaluator.domains.fund.history.run import History
+    from evaluator.domains.fund.history import History
 
 
 def history(
@@ -61,7 +61,7 @@ def history(
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
     from evaluator.domains.fund.cli import services
-    from evaluator.domains.fund.history.io import LATEST
+    from evaluator.domains.fund.history import LATEST
 
     common.check_source(data, sample)
     if sample and (sample_funds < 20 or sample_years < 1):
@@ -87,8 +87,8 @@ def history(
 
 def _months(start: str, end: str, freq: str) -> tuple[pd.Period, pd.Period]:
     """``--from``, ``--to`` and ``--freq`` checked before any work."""
-    from evaluator.domains.fund.data.readers import DataError
-    from evaluator.domains.fund.history.run import parse_month
+    from evaluator.domains.fund.history import parse_month
+    from evaluator.domains.fund.types import DataError
 
     try:
         first, last = parse_month(start, "--from"), parse_month(end, "--to")
@@ -113,8 +113,7 @@ def _run_history(
 ) -> History:
     """Read once, grade every date, write the folder; any expected error ends the command with its message."""
     from evaluator.core.provenance import provenance
-    from evaluator.domains.fund.history.io import write_history
-    from evaluator.domains.fund.history.run import as_of_dates, run_history
+    from evaluator.domains.fund.history import as_of_dates, run_history, write_history
     from evaluator.domains.fund.rubric import resolve_rubric
 
     first, last, freq = span
@@ -160,7 +159,7 @@ def _run_history(
         write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
     except common.expected_errors() as exc:
         fail(escape(str(exc)))
-    from evaluator.domains.fund.reports.data_checks import console_line, data_checks
+    from evaluator.domains.fund.reports import console_line, data_checks
 
     line = console_line(data_checks(result.last)) if result.last is not None else None
     if line:  # the last as-of date's refused and repaired funds (latest/summary.json data_checks)
@@ -171,7 +170,7 @@ def _run_history(
 
 
 def _print_history(result: History, out: Path) -> None:
-    from evaluator.domains.fund.history.io import SUMMARY
+    from evaluator.domains.fund.history import SUMMARY
 
     rated = int((result.table["status"] == "ok").sum())
     console.print(
@@ -209,9 +208,9 @@ def backtest(
 ) -> None:
     """Do the grades predict anything? Forward excess returns by grade, rank IC, migration, with CIs."""
     from evaluator.core.outputs import atomic_write_json
-    from evaluator.domains.fund.data.readers import DataError
-    from evaluator.domains.fund.history.backtest import backtest as run_backtest
-    from evaluator.domains.fund.history.backtest_plot import PNG_NAMES, plan_backtest
+    from evaluator.domains.fund.history import PNG_NAMES, plan_backtest
+    from evaluator.domains.fund.history import backtest as run_backtest
+    from evaluator.domains.fund.types import DataError
 
     if level not in ("fund", "company"):
         fail(escape(f"--level accepts fund or company, not {level!r}"))

@@ -20,7 +20,7 @@ def model_options(
     split: str = "all",
 ) -> dict[str, Any] | None:
     """Check the --model flags before any work (a bad flag never costs a long engine run)."""
-    from evaluator.domains.fund.task.dataset import SPLITS
+    from evaluator.domains.fund.task import SPLITS
 
     if split not in SPLITS:
         fail(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
@@ -53,8 +53,8 @@ def model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[st
     """Every rated fund through the evaluation harness (one model load, batched) and the pack's own grader."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from evaluator.domains.fund.task.model_eval import fund_rows
-    from evaluator.domains.fund.task.model_eval import model_evaluations as evaluations_of
+    from evaluator.domains.fund.task import fund_rows
+    from evaluator.domains.fund.task import model_evaluations as evaluations_of
     from evaluator.domains.registry import get_pack
 
     codes, rows, facts = fund_rows(evaluation, options.get("split", "all"))

@@ -23,7 +23,7 @@ def generate_sample_cmd(
     force: bool = typer.Option(False, "--force", help="Overwrite existing files."),
 ) -> None:
     """Write the synthetic Korean fund universe (KOFIA-style long NAV file + benchmark per 유형)."""
-    from evaluator.domains.fund.data.sample import generate_sample, write_sample
+    from evaluator.domains.fund.data import generate_sample, write_sample
 
     if out.suffix.lower() not in (".csv", ".parquet", ".xlsx"):
         fail(f"--out must end in .csv, .parquet or .xlsx, not {out.suffix or '(no suffix)'}")

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.domains.fund.agreement.io import parse_date
+from evaluator.domains.fund.agreement import parse_date
 from evaluator.domains.fund.companies.rule import CompanyRule
-from evaluator.domains.fund.data.readers import DataError, decode
+from evaluator.domains.fund.data import decode, html_sheets, kind_of, xls_sheets, xlsx_sheets
+from evaluator.domains.fund.types import DataError
 
 HEADER_ROWS = 20
 ROLES: dict[str, tuple[str, ...]] = {
@@ -81,17 +82,15 @@ class Qualitative:
 
 
 def _grid(path: Path) -> tuple[list[list[str]], dict[str, Any]]:
-    from evaluator.domains.fund.data import spreadsheets as ss
-
     raw = path.read_bytes()
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm", ".xls"):
-        kind = ss.kind_of(raw)
+        kind = kind_of(raw)
         try:
             sheets = (
-                ss.xlsx_sheets(path) if kind == "xlsx"
-                else ss.xls_sheets(path) if kind == "xls"
-                else ss.html_sheets(decode(raw, f"qualitative file {path}")[0]) if kind == "html"
+                xlsx_sheets(path) if kind == "xlsx"
+                else xls_sheets(path) if kind == "xls"
+                else html_sheets(decode(raw, f"qualitative file {path}")[0]) if kind == "html"
                 else None
             )  # fmt: skip
         except Exception as exc:  # the Excel readers raise many unrelated types for a broken file

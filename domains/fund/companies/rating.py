@@ -25,9 +25,8 @@ import pandas as pd
 
 from evaluator.domains.fund.companies.qualitative import Qualitative
 from evaluator.domains.fund.companies.rule import CompanyRule
-from evaluator.domains.fund.engine.scoring import assign_grades, top_percent
-
-OK, NOT_RATED = "ok", "not_rated"
+from evaluator.domains.fund.engine import assign_grades, top_percent
+from evaluator.domains.fund.types import NOT_RATED, OK
 
 
 @dataclass

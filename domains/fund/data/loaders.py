@@ -19,7 +19,6 @@ import pandas as pd
 
 from evaluator.domains.fund.data.fast_csv import read_long_csv, read_wide_csv
 from evaluator.domains.fund.data.readers import (
-    DataError,
     canonical,
     clean_text,
     column_units,
@@ -46,7 +45,7 @@ from evaluator.domains.fund.data.series import (
     select_benchmark_columns,
     series_from_frame,
 )
-from evaluator.domains.fund.engine.total_return import Adjustments
+from evaluator.domains.fund.types import Adjustments, DataError
 
 __all__ = [
     "Universe",

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.types import DataError
+
 ALIASES: dict[str, tuple[str, ...]] = {
     "date": ("기준일자", "기준일", "일자", "날짜", "date", "base_date", "nav_date"),
     "fund_code": ("펀드코드", "펀드표준코드", "표준코드", "fund_code", "code"),
@@ -43,10 +45,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
 BLANKS = {"", "nan", "none", "null", "na", "n/a", "#n/a", "-", "—", "–", "－", "--"}
 """Cells that mean "no value" (vendors write ``-``, ``—``, ``N/A`` or Excel's ``#N/A`` when nothing was
 published that day): every numeric column reads them as missing, never as unreadable."""
-
-
-class DataError(ValueError):
-    """An input file cannot be used at all (unreadable, or a required column is missing)."""
 
 
 def parse_as_of(text: str, what: str = "--as-of") -> dt.date:
@@ -169,7 +167,7 @@ def _no_header(p: Path, what: str) -> DataError:
 
 
 def _read_excel(p: Path, what: str, sheet: str | None) -> tuple[pd.DataFrame, str]:
-    from evaluator.domains.fund.data import spreadsheets as ss
+    import evaluator.domains.fund.data.spreadsheets as ss
 
     raw = p.read_bytes()
     kind = ss.kind_of(raw)

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.readers import DataError, clean_text, is_blank, parse_dates, parse_numbers
-from evaluator.domains.fund.engine.total_return import Adjustments
+from evaluator.domains.fund.data.readers import clean_text, is_blank, parse_dates, parse_numbers
+from evaluator.domains.fund.types import Adjustments, DataError
 
 META_COLUMNS = ("fund_name", "company", "type", "set_amount", "net_assets", "total_fee", "family_code")
 ADJUSTMENT_COLUMNS = {"adjusted_nav": "수정기준가격", "distribution": "분배금", "distribution_rate": "분배율"}

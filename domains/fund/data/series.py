@@ -12,15 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.readers import (
-    DataError,
-    is_blank,
-    parse_dates,
-    parse_numbers,
-    read_table,
-    rename_known,
-)
+from evaluator.domains.fund.data.readers import is_blank, parse_dates, parse_numbers, read_table, rename_known
 from evaluator.domains.fund.data.rows import day_text
+from evaluator.domains.fund.types import DataError
 
 OHLCV = (
     "대비",

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine.parameters import PARAMETERS
+from evaluator.domains.fund.types import DataError
 
-FILL_LIMIT = 3
-"""Most consecutive market dates a fund's last NAV is carried over (a long holiday is a gap, not a fill)."""
+FILL_LIMIT = PARAMETERS.fill_limit
+"""Most consecutive market dates a fund's last NAV is carried over (see :class:`EngineParameters`)."""
 
 
 @dataclass(frozen=True)

@@ -7,21 +7,15 @@ status ``error``; one that is fine but cannot be rated yet (stale, no NAV before
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-MAX_GAP_DAYS = 10
-"""Longest calendar gap allowed between consecutive NAV dates (Korean holidays such as 추석 span ~5–7 days)."""
+from evaluator.domains.fund.engine.parameters import PARAMETERS
 
-
-def years_ko(years: float) -> str:
-    """운용기간 as written beside a limit: cut (never rounded up) to one decimal, so 2.97 years reads 2.9 next
-    to "3년 미만" and 0.98 reads 0.9 next to "1년에도 못 미칩니다" (a limit of whole or tenth years is never
-    crossed by the display)."""
-    return f"{math.floor(years * 10.0) / 10.0:.1f}"
+MAX_GAP_DAYS = PARAMETERS.max_gap_days
+"""Longest calendar gap allowed between consecutive NAV dates (see :class:`EngineParameters`)."""
 
 
 @dataclass

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.engine.checks import FundFlags, years_ko
+from evaluator.domains.fund.engine.checks import FundFlags
+from evaluator.domains.fund.wording import years_ko
 from evaluator.methodology.rubric import PERIODS, eligibility_for, peer_groups_of
 
 Covers = Callable[[float], np.ndarray]

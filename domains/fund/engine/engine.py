@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.class_families import INFERRED
-from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.data import INFERRED
 from evaluator.domains.fund.engine.checks import FundFlags, Lifespan, check_matrix
 from evaluator.domains.fund.engine.eligibility import Covers, eligibility, gate_peer_groups, period_weights
 from evaluator.domains.fund.engine.grading import provisional_grades, score_per_type, with_provisional
@@ -48,9 +47,6 @@ from evaluator.domains.fund.engine.nav_series import TotalReturnLevels
 from evaluator.domains.fund.engine.outliers import Outliers, find_outliers, flag_outliers, prices_of, visible
 from evaluator.domains.fund.engine.prepare import Prepared, flag_unadjusted, prepare
 from evaluator.domains.fund.engine.results import (
-    ERROR,
-    NOT_RATED,
-    OK,
     BatchArrays,
     ClassInfo,
     Evaluation,
@@ -59,8 +55,8 @@ from evaluator.domains.fund.engine.results import (
 )
 from evaluator.domains.fund.engine.scoring import class_counts, family_codes, peer_context
 from evaluator.domains.fund.engine.series_ends import EndTypos, end_prices, find_end_typos, flag_end_typos
-from evaluator.domains.fund.engine.total_return import Adjustments
 from evaluator.domains.fund.rubric import default_rubric
+from evaluator.domains.fund.types import ERROR, NOT_RATED, OK, Adjustments, DataError
 from evaluator.methodology.rubric import PERIODS, criteria_for
 from evaluator.methodology.rubric_scale import provisional_label
 

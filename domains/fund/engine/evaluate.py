@@ -11,7 +11,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.domains.fund.data.loaders import Universe
+from evaluator.domains.fund.data import Universe
 from evaluator.domains.fund.engine.engine import evaluate_universe
 from evaluator.domains.fund.engine.metrics import KnownMetrics
 from evaluator.domains.fund.engine.results import Evaluation

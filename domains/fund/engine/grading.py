@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from evaluator.domains.fund.engine.checks import FundFlags, years_ko
+from evaluator.domains.fund.engine.checks import FundFlags
 from evaluator.domains.fund.engine.scoring import Scores, score_funds
+from evaluator.domains.fund.wording import years_ko
 from evaluator.methodology.rubric import PERIODS
 
 

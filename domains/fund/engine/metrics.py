@@ -34,10 +34,11 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.engine.parameters import PARAMETERS
 from evaluator.methodology.rubric import METRICS, PERIODS
 
-TRADING_DAYS = 252
-MRAR_GAMMA = 2.0
+TRADING_DAYS = PARAMETERS.trading_days
+MRAR_GAMMA = PARAMETERS.mrar_gamma
 
 
 @dataclass(frozen=True)

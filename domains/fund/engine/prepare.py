@@ -17,7 +17,8 @@ import pandas as pd
 from evaluator.domains.fund.engine.calendar import FILL_LIMIT, market_calendar, sample
 from evaluator.domains.fund.engine.checks import FundFlags
 from evaluator.domains.fund.engine.resets import describe, detect_resets
-from evaluator.domains.fund.engine.total_return import Adjustments, Levels, levels_for
+from evaluator.domains.fund.engine.total_return import Levels, levels_for
+from evaluator.domains.fund.types import Adjustments
 
 UNADJUSTED = "unadjusted_distribution"
 

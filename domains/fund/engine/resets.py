@@ -24,20 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.engine.parameters import PARAMETERS
 from evaluator.domains.fund.engine.total_return import cells
 
-MIN_DROP = 0.01
-"""Smallest unexplained one-day drop read as a reset (1 %)."""
-Z_DROP = 6.0
-"""…and at least this many standard deviations of the fund's ordinary (non-candidate) excess returns."""
-LANDING = 0.03
-STRIDE = 3
-"""Beta and spread are estimated on every third day."""
-WIDE = 0.10
-"""First, cheap pass: NAVs within 10 % of 1,000."""
-"""A reset lands within 3 % of 1,000."""
-BASE = 1000.0
-PREFILTER = -0.005
+# The detector's thresholds under the names its docstring uses; the values (and what each means) are
+# declared once in :class:`~evaluator.domains.fund.engine.parameters.EngineParameters`.
+MIN_DROP, Z_DROP, LANDING = PARAMETERS.reset_min_drop, PARAMETERS.reset_z_drop, PARAMETERS.reset_landing
+STRIDE, WIDE, BASE, PREFILTER = (
+    PARAMETERS.reset_stride, PARAMETERS.reset_wide, PARAMETERS.reset_base, PARAMETERS.reset_prefilter
+)
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 
 from evaluator.domains.fund.engine.checks import FundFlags
+from evaluator.domains.fund.types import ERROR, NOT_RATED, OK
 from evaluator.methodology.rubric import METRICS, PERIODS
-
-OK, NOT_RATED, ERROR = "ok", "not_rated", "error"
 
 
 @dataclass(frozen=True)

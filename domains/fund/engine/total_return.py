@@ -22,21 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-
-@dataclass(frozen=True)
-class Adjustments:
-    """What the data says about distributions, as dates × funds tables (NaN where a fund has no value).
-
-    ``adjusted``: 수정기준가격; ``distribution``: 분배금 per 1,000좌; ``rate``: 분배율 in %. A fund "has"
-    a kind of information when any of its cells in that table holds a value (0 included).
-    """
-
-    adjusted: pd.DataFrame | None = None
-    distribution: pd.DataFrame | None = None
-    rate: pd.DataFrame | None = None
-
-    def empty(self) -> bool:
-        return all(t is None or t.empty for t in (self.adjusted, self.distribution, self.rate))
+from evaluator.domains.fund.types import Adjustments
 
 
 @dataclass(frozen=True)

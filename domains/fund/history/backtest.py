@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.readers import DataError
 from evaluator.domains.fund.history.backtest_stats import (
     BOOT,
     MIN_DATES,
@@ -34,6 +33,7 @@ from evaluator.domains.fund.history.backtest_stats import (
     newey_west_t,
     spearman,
 )
+from evaluator.domains.fund.types import DataError
 from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, scale_of
 
 GRADES = tuple(str(g) for g in DEFAULT_SCALE.best_first())

@@ -17,13 +17,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.loaders import Universe
-from evaluator.domains.fund.engine.evaluate import evaluate_loaded
-from evaluator.domains.fund.engine.metrics import KnownMetrics, Market, compute_metrics
-from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, FundResult
-from evaluator.domains.fund.engine.scoring import score_funds
+from evaluator.domains.fund.data import Universe
+from evaluator.domains.fund.engine import (
+    FundResult,
+    KnownMetrics,
+    Market,
+    compute_metrics,
+    evaluate_loaded,
+    score_funds,
+)
+from evaluator.domains.fund.history.flags import DateFlags
 from evaluator.domains.fund.history.metrics import WindowSums
-from evaluator.domains.fund.history.prep import CrossDate, DateFlags
+from evaluator.domains.fund.history.prep import CrossDate
+from evaluator.domains.fund.types import ERROR, NOT_RATED, OK
 from evaluator.methodology.rubric import PERIODS
 
 BATCH = 6

@@ -21,7 +21,7 @@ import pandas as pd
 
 from evaluator.core.outputs import atomic_write_json, atomic_write_text, replacing_dir, write_staged_json
 from evaluator.domains.fund.history.run import History
-from evaluator.domains.fund.reports.batch import BatchOutcome, write_reports
+from evaluator.domains.fund.reports import BatchOutcome, write_reports
 
 HISTORY_PARQUET = "history.parquet"
 HISTORY_CSV = "history.csv"

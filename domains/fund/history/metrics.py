@@ -20,17 +20,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.engine.metrics import (
-    MRAR_GAMMA,
-    TRADING_DAYS,
-    Market,
-    dispersion,
-    mrar,
-    window_start_row,
-)
+from evaluator.domains.fund.engine import PARAMETERS, Market, dispersion, mrar, window_start_row
 from evaluator.domains.fund.history.drawdown import DrawdownSegments
 from evaluator.methodology.rubric import METRICS, PERIODS
 
+TRADING_DAYS, MRAR_GAMMA = PARAMETERS.trading_days, PARAMETERS.mrar_gamma
 _ROWS = 256
 """Rows per step of the accumulation pass (bounds its temporaries to 256 × funds)."""
 

@@ -19,47 +19,47 @@ engine instead, so no answer changes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.loaders import Universe
-from evaluator.domains.fund.engine import inputs
-from evaluator.domains.fund.engine.calendar import FILL_LIMIT, market_calendar, sample
-from evaluator.domains.fund.engine.checks import MAX_GAP_DAYS, FundFlags, check_matrix
-from evaluator.domains.fund.engine.metrics import window_start_row
-from evaluator.domains.fund.engine.outliers import find_outliers, visible
-from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
-from evaluator.domains.fund.engine.resets import detect_resets
-from evaluator.domains.fund.engine.scoring import family_codes
-from evaluator.domains.fund.engine.series_ends import find_end_typos
-from evaluator.domains.fund.engine.total_return import (
+from evaluator.domains.fund.data import Universe
+from evaluator.domains.fund.engine import (
+    PARAMETERS,
     Events,
+    FundFlags,
     align_distributions,
     apply_distributions,
+    benchmark_matrix,
+    benchmark_order,
+    check_adjusted,
+    check_matrix,
+    clean_meta_text,
+    detect_resets,
     distribution_events,
+    family_codes,
+    find_end_typos,
+    find_outliers,
+    fund_codes,
+    fund_matrix,
     levels_for,
+    market_calendar,
+    meta_by_code,
+    meta_column,
     peer_mean_returns,
+    qualitative_scores,
+    risk_free_rates,
+    sample,
+    set_amounts,
+    visible,
+    window_start_row,
 )
+from evaluator.domains.fund.history.flags import DateFlags
 from evaluator.domains.fund.history.resets import ResetScreen
 from evaluator.methodology.rubric import eligibility_for, peer_groups_of
 
-
-@dataclass
-class DateFlags:
-    """One as-of date: calendar row, which funds are errors / rated, and which have levels to measure."""
-
-    row: int
-    errored: np.ndarray
-    eligible: np.ndarray
-    measured: np.ndarray
-    """Funds whose metrics come from the whole-file levels (own NAV on the date, no error)."""
-    weights: np.ndarray
-    """Funds × periods: the rubric's period weights for the fund's history."""
-    redated: tuple[np.ndarray, np.ndarray] | None = None
-    """Funds whose distributions are dated differently on the truncated data, and their levels then."""
+FILL_LIMIT, MAX_GAP_DAYS = PARAMETERS.fill_limit, PARAMETERS.max_gap_days  # the engine's own limits
 
 
 def _first_true(mask: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
@@ -95,22 +95,22 @@ class CrossDate:
     def _meta(self, universe: Universe) -> None:
         """Fund codes in engine order, and what META says per fund (as the single-date engine reads it)."""
         issues = universe.issues or {}
-        codes = inputs.fund_codes(universe.navs, issues)
-        meta = inputs.meta_by_code(universe.meta)
+        codes = fund_codes(universe.navs, issues)
+        meta = meta_by_code(universe.meta)
         self.input_codes = codes
-        self.codes = inputs.benchmark_order(codes, meta, universe.benchmark)
+        self.codes = benchmark_order(codes, meta, universe.benchmark)
         where = {c: i for i, c in enumerate(self.codes)}
         self.to_input = np.array([where[c] for c in codes])
-        self.types = inputs.clean_meta_text(inputs.meta_column(meta, self.codes, "type"))
+        self.types = clean_meta_text(meta_column(meta, self.codes, "type"))
         self.groups = np.array([t if t is not None else "" for t in self.types], dtype=object)
         flags = FundFlags()
         for code, reasons in issues.items():
             if reasons:
                 flags.error(where[str(code)], str(reasons[0]))
-        self.qualitative = inputs.qualitative_scores(dict(self.rubric), meta, self.codes, flags)
+        self.qualitative = qualitative_scores(dict(self.rubric), meta, self.codes, flags)
         self.static_error = np.zeros(len(self.codes), dtype=bool)
         self.static_error[list(flags.errors)] = True
-        self.amounts = inputs.set_amounts(meta, self.codes)
+        self.amounts = set_amounts(meta, self.codes)
         self.families = family_codes(meta, self.codes)
 
     def _levels(self, universe: Universe, dates: Sequence[pd.Timestamp] | None) -> None:
@@ -163,8 +163,8 @@ class CrossDate:
 
     def _market(self, universe: Universe) -> None:
         """Risk-free rates and benchmark levels (and returns) on the whole file's calendar."""
-        self.rf = inputs.risk_free_rates(universe.risk_free, self.cal)
-        bench_levels, bench_of_fund, _ = inputs.benchmark_matrix(self.benchmark, self.cal, self.types, FundFlags())
+        self.rf = risk_free_rates(universe.risk_free, self.cal)
+        bench_levels, bench_of_fund, _ = benchmark_matrix(self.benchmark, self.cal, self.types, FundFlags())
         self.bench_levels, self.bench_of_fund = bench_levels, bench_of_fund
         self.bench_returns = None
         if bench_levels is not None and bench_of_fund is not None:

@@ -15,7 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evaluator.domains.fund.engine.resets import BASE, LANDING, MIN_DROP, PREFILTER, STRIDE, WIDE, Z_DROP
+from evaluator.domains.fund.engine import PARAMETERS
+
+# The detector's own thresholds (this screen redoes its arithmetic, so it must read the very same values).
+BASE, LANDING, MIN_DROP, PREFILTER = (
+    PARAMETERS.reset_base, PARAMETERS.reset_landing, PARAMETERS.reset_min_drop, PARAMETERS.reset_prefilter
+)
+STRIDE, WIDE, Z_DROP = PARAMETERS.reset_stride, PARAMETERS.reset_wide, PARAMETERS.reset_z_drop
 
 TOL = 1e-7
 """Margin on returns and landing ratios within which a candidate day is left to the detector."""

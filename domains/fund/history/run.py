@@ -25,14 +25,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.companies.history import company_history_for
-from evaluator.domains.fund.data.loaders import Universe
-from evaluator.domains.fund.data.readers import DataError
-from evaluator.domains.fund.engine.calendar import market_calendar
-from evaluator.domains.fund.engine.evaluate import evaluate_loaded
-from evaluator.domains.fund.engine.results import Evaluation, FundResult
-from evaluator.domains.fund.engine.total_return import levels_for
+from evaluator.domains.fund.companies import company_history_for
+from evaluator.domains.fund.data import Universe
+from evaluator.domains.fund.engine import Evaluation, FundResult, evaluate_loaded, levels_for, market_calendar
 from evaluator.domains.fund.history.engine import grade_dates
+from evaluator.domains.fund.types import DataError
 from evaluator.methodology.rubric import PERIODS
 
 HEADLINE = ("annualized_return", "annualized_volatility", "sharpe", "max_drawdown", "mrar")

@@ -26,12 +26,12 @@ from evaluator.core.outputs import (
     safe_filename,
     write_staged_json,
 )
-from evaluator.domains.fund.engine.nav_series import series_lines
-from evaluator.domains.fund.engine.period_returns import benchmark_names, period_returns
-from evaluator.domains.fund.engine.results import Evaluation
-from evaluator.domains.fund.reports import SERIES_FILE
+from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
-from evaluator.domains.fund.task.model_eval import add_model_to_summary
+from evaluator.domains.fund.task import add_model_to_summary
+
+SERIES_FILE = "nav_series.jsonl"
+"""The NAV series file a batch folder holds (storage reads it by this name)."""
 
 RESERVED = {"summary"}
 

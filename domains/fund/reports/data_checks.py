@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, Evaluation
+from evaluator.domains.fund.engine import Evaluation
+from evaluator.domains.fund.types import ERROR, NOT_RATED
 
 DATA_CODES = frozenset({"unadjusted_distribution"})
 """``not_rated`` reason codes that come from a data check (the others are eligibility rules)."""

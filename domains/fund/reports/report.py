@@ -11,15 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluator.core.schemas import load_schema
-from evaluator.domains.fund.engine.checks import years_ko
-from evaluator.domains.fund.engine.results import ERROR, NOT_RATED, OK, Evaluation, FundResult
+from evaluator.domains.fund.engine import Evaluation, FundResult
 from evaluator.domains.fund.reports.data_checks import data_checks
+from evaluator.domains.fund.types import ERROR, NOT_RATED, OK
+from evaluator.domains.fund.wording import PERIOD_KO, main_period, standing_ko, years_ko
 from evaluator.methodology.rubric import PERIODS, criteria_for
 from evaluator.methodology.rubric_scale import grade_scale
 
 SCHEMA_PACKAGE = __package__
-PERIOD_KO = {"1y": "1년", "3y": "3년", "5y": "5년", "10y": "10년"}
-STATUS_KO = {OK: "평가", NOT_RATED: "평가 제외", ERROR: "데이터 오류"}
 
 
 def report_schema() -> dict[str, Any]:
@@ -40,30 +39,8 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def bottom_percent(top_percent: float, size: int) -> float:
-    """The "하위" share of a fund ranked ``top_percent`` in a group of ``size``: 100·(size − rank + 1)/size."""
-    return 100.0 - top_percent + (100.0 / size if size else 0.0)
-
-
-def standing_ko(top_percent: float, size: int, bottom: float | None = None) -> str:
-    """Where a fund stands in its peer group, in Korean: ``상위 20.0%`` in the upper half, ``하위 20.0%`` below it
-    (the last of 45 funds is ``하위 2.2%``, never ``상위 100.0%``). ``bottom``: the engine's 하위 share by the
-    share-class weights (default: every fund weighs 1)."""
-    if top_percent <= 50.0:
-        return f"상위 {top_percent:.1f}%"
-    return f"하위 {bottom if bottom is not None else bottom_percent(top_percent, size):.1f}%"
-
-
 def _who(result: FundResult) -> str:
     return f"{result.fund_name}({result.fund_code})" if result.fund_name else result.fund_code
-
-
-def main_period(result: FundResult) -> str | None:
-    """The window a narrative quotes: the one with the largest weight, else the longest with numbers."""
-    if result.period_weights:
-        return max(result.period_weights, key=lambda p: (result.period_weights[p], PERIODS[p]))
-    with_numbers = [p for p in PERIODS if result.metrics.get(p)]
-    return with_numbers[-1] if with_numbers else None
 
 
 def narrative_ko(result: FundResult, rubric: Mapping[str, Any]) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from evaluator.domains.base import PackError
-from evaluator.domains.fund.engine.results import Evaluation
+from evaluator.domains.fund.engine import Evaluation
 from evaluator.domains.fund.task.facts import facts_json, universe_facts
 from evaluator.domains.fund.task.prompts import build_messages
 
@@ -85,11 +85,10 @@ def _int_option(source: Source, name: str, default: int) -> int:
 
 def load_evaluation(source: Source) -> Evaluation:
     """Run the engine on the source's universe (DataError/RubricError become PackError)."""
-    from evaluator.domains.fund.data.loaders import load_universe
-    from evaluator.domains.fund.data.readers import DataError, parse_as_of
-    from evaluator.domains.fund.data.sample import sample_universe
-    from evaluator.domains.fund.engine.evaluate import evaluate_loaded
+    from evaluator.domains.fund.data import load_universe, parse_as_of, sample_universe
+    from evaluator.domains.fund.engine import evaluate_loaded
     from evaluator.domains.fund.rubric import resolve_rubric
+    from evaluator.domains.fund.types import DataError
     from evaluator.methodology.rubric import RubricError
 
     try:

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from evaluator.domains.fund.engine.results import OK, Evaluation, FundResult
-from evaluator.domains.fund.engine.scoring import group_codes, group_percentile
-from evaluator.domains.fund.reports.report import main_period
+from evaluator.domains.fund.engine import Evaluation, FundResult, group_codes, group_percentile
+from evaluator.domains.fund.types import OK
+from evaluator.domains.fund.wording import main_period
 from evaluator.methodology.rubric import METRICS, PERIODS, criteria_for, grade_cutoffs, scored_metrics
 from evaluator.methodology.rubric_scale import DEFAULT_SCALE, grade_scale, provisional_label
 

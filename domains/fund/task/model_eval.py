@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluator.domains.fund.engine.results import Evaluation
+from evaluator.domains.fund.engine import Evaluation
 from evaluator.domains.fund.task.answer import read_answer
 from evaluator.domains.fund.task.dataset import split_of, task_rows
 from evaluator.domains.fund.task.facts import universe_facts

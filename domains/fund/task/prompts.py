@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evaluator.domains.fund.reports.report import PERIOD_KO
 from evaluator.domains.fund.task.facts import JUDGEMENTS, RATE_METRICS, metric_label
+from evaluator.domains.fund.wording import PERIOD_KO
 from evaluator.methodology.rubric import criteria_for
 from evaluator.methodology.rubric_scale import GradeScale
 

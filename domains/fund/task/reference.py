@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evaluator.domains.fund.reports.report import PERIOD_KO, standing_ko
 from evaluator.domains.fund.task.prompts import fmt_metric
+from evaluator.domains.fund.wording import PERIOD_KO, standing_ko
 
 
 def _cell(facts: Mapping[str, Any], period: str, metric: str) -> Mapping[str, Any] | None:

@@ -29,7 +29,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evaluator.domains.fund.reports.report import bottom_percent
 from evaluator.domains.fund.task.answer import strict_grade
 from evaluator.domains.fund.task.citations import Claim, Figure, Reading, read_rationale
 from evaluator.domains.fund.task.facts import (
@@ -39,6 +38,7 @@ from evaluator.domains.fund.task.facts import (
     judgement_for,
     judgements_near,
 )
+from evaluator.domains.fund.wording import bottom_percent
 from evaluator.methodology.rubric import METRICS
 
 NEUTRAL_LOW, NEUTRAL_HIGH = 40.0, 60.0
