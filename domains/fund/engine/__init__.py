@@ -33,8 +33,8 @@ from evaluator.domains.fund.engine.metrics import (
 )
 from evaluator.domains.fund.engine.nav_series import series_lines
 from evaluator.domains.fund.engine.outliers import MODES, find_outliers, visible
-from evaluator.domains.fund.engine.period_returns import WINDOW_MONTHS, benchmark_names, period_returns
 from evaluator.domains.fund.engine.parameters import PARAMETERS, EngineParameters
+from evaluator.domains.fund.engine.period_returns import WINDOW_MONTHS, benchmark_names, period_returns
 from evaluator.domains.fund.engine.prepare import check_adjusted, fund_matrix
 from evaluator.domains.fund.engine.resets import detect_resets
 from evaluator.domains.fund.engine.results import Evaluation, FundResult
@@ -58,8 +58,8 @@ from evaluator.domains.fund.engine.total_return import (
 
 __all__ = [
     "MODES",
-    "WINDOW_MONTHS",
     "PARAMETERS",
+    "WINDOW_MONTHS",
     "EngineParameters",
     "Evaluation",
     "Events",
