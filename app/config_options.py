@@ -21,7 +21,8 @@ from typing import Any
 
 import typer
 
-from evaluator.training.config import ConfigError, TrainConfig, field_kinds, help_text
+from evaluator.training.config import ConfigError, TrainConfig, field_kinds
+from evaluator.training.config.help import help_text
 
 CONFIG_PARAM = "config"
 

@@ -141,8 +141,7 @@ def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
     from evaluator.evaluation.harness import evaluate
     from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
     from evaluator.models.generation import GenerationSettings
-    from evaluator.training.config import TrainConfig
-    from evaluator.training.config_checks import validate
+    from evaluator.training.config import TrainConfig, validate
     from evaluator.training.mixing import pack_names
 
     cfg = TrainConfig(**job.config)

@@ -14,8 +14,7 @@ from typing import Any
 
 import yaml
 
-from evaluator.training.config import ConfigError, TrainConfig
-from evaluator.training.config_checks import check_types, coerce, validate
+from evaluator.training.config import ConfigError, TrainConfig, check_types, coerce, validate
 
 TOP_KEYS = ("name", "base", "warm_start", "eval", "seeds", "baseline", "arms", "grid")
 EVAL_KEYS = {"split": str, "limit": int, "data": str, "batch_size": int, "max_new_tokens": int}

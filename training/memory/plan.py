@@ -12,7 +12,10 @@ import dataclasses
 import math
 from typing import Any
 
+from evaluator.domains.registry import get_pack
+from evaluator.models.chat_format import chat_format
 from evaluator.models.hardware import hardware_defaults
+from evaluator.models.loading import load_tokenizer
 from evaluator.training.memory.architectures import ArchSpec, arch_for
 from evaluator.training.memory.estimate import MemoryPlan, estimate
 from evaluator.training.memory.settings import (
@@ -281,10 +284,6 @@ def longest_prompt_tokens(cfg: Any) -> int:
 
     Loads the dataset and tokenizer, so it is for benchmarks and explicit checks, not the planner's default.
     """
-    from evaluator.domains.registry import get_pack
-    from evaluator.models.chat_format import chat_format
-    from evaluator.models.loading import load_tokenizer
-
     tok = load_tokenizer(cfg.model)
     pack = get_pack(cfg.domain)
     style = pack.check_style(cfg.style)
