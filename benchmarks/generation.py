@@ -55,7 +55,7 @@ def main() -> None:
     import torch
 
     from evaluator.domains.registry import get_pack
-    from evaluator.evaluation.generate import Generator
+    from evaluator.evaluation.backends import Generator
     from evaluator.models.generation import GenerationSettings
 
     pack = get_pack(args.domain)

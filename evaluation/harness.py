@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.outputs import append_jsonl, replacing_dir
+from evaluator.core.schemas import validate_or_raise
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import Generations, Generator
+from evaluator.domains.registry import get_pack
+from evaluator.evaluation.backends import Backend, Generations, load_generator
 from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
 from evaluator.evaluation.report import (
     PARTIAL_NAME,
@@ -26,6 +28,7 @@ from evaluator.evaluation.report import (
     file_sha256,
     finalize_report,
     folder_problems,
+    report_schema,
     write_report,
     write_samples,
 )
@@ -40,7 +43,7 @@ WRITES = (REPORT_NAME, SAMPLES_NAME, PARTIAL_NAME)
 
 def evaluate(
     pack: DomainPack | str,
-    model: ModelRef | Generator,
+    model: ModelRef | Backend,
     items: Items | None = None,
     generation: GenerationSettings | None = None,
     *,
@@ -49,15 +52,13 @@ def evaluate(
     on_batch: Callable[[list[int]], None] | None = None,
     return_samples: bool = False,
 ) -> Any:
-    """Evaluate ``model`` (a :class:`ModelRef` to load, or a loaded ``Generator``) on ``items``; return the report.
+    """Evaluate ``model`` (a :class:`ModelRef` to load, or a loaded generation backend) on ``items``; return the report.
 
     ``generation.seed`` seeds the sampling, the pack's data sample and the bootstrap intervals. With ``out``
     the report and samples are written there. ``on_batch`` hears the row indices of each finished batch
     (progress bars); ``return_samples`` returns ``(report, samples)`` for callers that present the graded
     samples themselves.
     """
-    from evaluator.domains.registry import get_pack
-
     t_start = time.perf_counter()
     items, generation = items or Items(), generation or GenerationSettings()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
@@ -77,7 +78,7 @@ def evaluate(
 
 def _evaluate(
     pack_obj: DomainPack,
-    model: ModelRef | Generator,
+    model: ModelRef | Backend,
     items: Items,
     generation: GenerationSettings,
     extract: str,
@@ -88,7 +89,7 @@ def _evaluate(
 ) -> Any:
     style, language = pack_obj.check_style(items.style), pack_obj.check_language(items.language)
     rows = _rows(pack_obj, items, style, language, generation.seed)
-    generator = model if isinstance(model, Generator) else _load(model, generation.seed)
+    generator = _load(model, generation.seed) if isinstance(model, ModelRef) else model
     template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
     partial = _PartialWriter(folder, rows, on_batch)
     gens = generator.generate(
@@ -134,8 +135,8 @@ def _rows(pack: DomainPack, items: Items, style: str, language: str, seed: int) 
     return rows
 
 
-def _load(model: ModelRef, seed: int) -> Generator:
-    return Generator.load(
+def _load(model: ModelRef, seed: int) -> Backend:
+    return load_generator(
         model.model, adapter=model.adapter, quantize=model.quantize, device=model.device, backend=model.backend,
         seed=seed,
     )  # fmt: skip
@@ -168,7 +169,7 @@ class _PartialWriter:
 
 
 def _identity(
-    generator: Generator, model: ModelRef | Generator, items: Items, language: str, seed: int
+    generator: Backend, model: ModelRef | Backend, items: Items, language: str, seed: int
 ) -> dict[str, Any]:
     """What was evaluated: model, adapter (and its digest), data (and its digest), split, limit, seed, language."""
     info = generator.info
@@ -217,9 +218,6 @@ def _warnings(samples: int, errors: Mapping[int, str]) -> list[str]:
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a ``report.json`` (a folder holding one is accepted too)."""
     import json
-
-    from evaluator.core.schemas import validate_or_raise
-    from evaluator.evaluation.report import report_schema
 
     target = Path(path)
     if target.is_dir():

@@ -10,7 +10,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from evaluator.evaluation.generate import BACKENDS
+from evaluator.evaluation.backends.protocol import BACKENDS
+from evaluator.models.loading import model_source
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,6 @@ class ModelRef:
         """A bad backend or a missing model folder / unreachable hub fails now, before any data is built."""
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
-        from evaluator.models.loading import model_source
 
         model_source(self.model)
 

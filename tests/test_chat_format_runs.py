@@ -16,7 +16,7 @@ from chat_templates import TEMPLATES
 
 from evaluator.domains.gsm8k.styles import get_style
 from evaluator.domains.registry import get_pack
-from evaluator.evaluation.generate import Generator
+from evaluator.evaluation.backends import Generator
 from evaluator.models.chat_format import chat_format
 from evaluator.models.generation import GenerationSettings
 from evaluator.training.config import load_config

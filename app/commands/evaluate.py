@@ -16,7 +16,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     from evaluator.core.outputs import OutputExistsError
     from evaluator.core.schemas import SchemaError
     from evaluator.domains.base import PackError
-    from evaluator.evaluation.generate import GenerationError
+    from evaluator.evaluation.backends import GenerationError
 
     return (
         PackError,
