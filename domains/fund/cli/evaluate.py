@@ -10,7 +10,6 @@ from typing import Any
 import typer
 
 from evaluator.core.console import console, err_console, fail
-from evaluator.domains.fund.cli import services
 from evaluator.domains.fund.cli.common import (
     BENCHMARK,
     CALENDAR,
@@ -31,6 +30,7 @@ from evaluator.domains.fund.cli.common import (
     run_notes,
 )
 from evaluator.domains.fund.cli.model_run import model_evaluations, model_options, print_model_summary
+from evaluator.domains.fund.cli.services import services
 
 fund_app = typer.Typer(
     name="fund",

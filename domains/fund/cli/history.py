@@ -60,7 +60,7 @@ def history(
 
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
-    from evaluator.domains.fund.cli import services
+    from evaluator.domains.fund.cli.services import services
     from evaluator.domains.fund.history.io import LATEST
 
     common.check_source(data, sample)

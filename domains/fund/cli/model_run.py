@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.console import console, err_console, fail
-from evaluator.domains.fund.cli import services
+from evaluator.domains.fund.cli.services import services
 
 
 def model_options(
