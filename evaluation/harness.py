@@ -14,12 +14,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings, ModelRef
 from evaluator.core.outputs import append_jsonl, replacing_dir
 from evaluator.core.schemas import validate_or_raise
 from evaluator.domains.base import DomainPack
 from evaluator.domains.registry import get_pack
 from evaluator.evaluation.backends import Backend, Generations, load_generator
-from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+from evaluator.evaluation.inputs import Items, ReportFolder
 from evaluator.evaluation.report import (
     PARTIAL_NAME,
     REPORT_NAME,
@@ -34,7 +35,7 @@ from evaluator.evaluation.report import (
 )
 from evaluator.evaluation.scoring import score_rows
 from evaluator.models.chat_format import template_kwargs_for
-from evaluator.models.generation import GenerationSettings
+from evaluator.models.loading import model_source
 
 EXTRACTS = ("strict", "flexible")
 WRITES = (REPORT_NAME, SAMPLES_NAME, PARTIAL_NAME)
@@ -70,6 +71,7 @@ def evaluate(
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
     if isinstance(model, ModelRef):
         model.check()
+        model_source(model.model)  # a missing model folder or an unreachable hub fails before any data is built
     if out is None:
         return _evaluate(pack_obj, model, items, generation, extract, None, on_batch, return_samples, t_start)
     with replacing_dir(out.path, force=out.force, owned=WRITES) as folder:  # swapped in only when complete

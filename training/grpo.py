@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.core.outputs import atomic_write_json
 from evaluator.domains.base import DomainPack, RewardFn
 from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
-from evaluator.models.generation import GenerationSettings
 from evaluator.training.algorithms import algorithm_record, grpo_args
 from evaluator.training.callbacks import (
     BestAdapterSaver,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
+from evaluator.core.generation import BACKENDS
 from evaluator.evaluation.backends.hf import Generator
 from evaluator.evaluation.backends.protocol import (
-    BACKENDS,
     Backend,
     GenerationError,
     Generations,

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.evaluation.backends.protocol import GenerationError, Generations, OnBatch, Prompt
 from evaluator.models.chat_format import ChatFormat, refuses_system_role
-from evaluator.models.generation import GenerationSettings
 from evaluator.models.loading import disable_cpu_4bit_repack, load_model, resolve_model_path
 
 

@@ -10,13 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.models.chat_format import ChatFormat
-from evaluator.models.generation import GenerationSettings
 
 Prompt = Sequence[Mapping[str, Any]] | str
 """A conversational prompt (chat messages) or an already rendered prompt string."""
-
-BACKENDS = ("hf", "vllm")
 
 OnBatch = Callable[[list[int], list[list[str]]], None]
 """Hears each finished batch: the prompts' indices and their completions (progress, partial saves)."""

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.evaluation.backends.hf import Generator, check_adapter
 from evaluator.evaluation.backends.protocol import GenerationError, Generations, OnBatch
-from evaluator.models.generation import GenerationSettings
 from evaluator.models.loading import model_source
 
 

@@ -7,21 +7,30 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.console import console, err_console, fail
+from evaluator.core.generation import BACKENDS, GenerationSettings, ModelRef
 from evaluator.domains.fund.cli.services import services
 
+MODEL_GENERATION = GenerationSettings(batch_size=8, max_new_tokens=512)
+"""The fund task's decoding for ``--model``: a fund's prompt carries its facts table and its answer is a JSON
+evaluation with a Korean rationale, so fewer prompts a call and longer answers than the shared defaults."""
 
-def model_options(
-    model: str | None,
-    adapter: Path | None,
-    quantize: str | None,
-    backend: str,
-    batch_size: int,
-    max_new_tokens: int,
-    split: str = "all",
-) -> dict[str, Any] | None:
+MODEL_HELP = {
+    "model": "Also have this model (tiny, preset, hub id or path) evaluate every rated fund.",
+    "adapter": "LoRA adapter folder for --model (e.g. RUN/final).",
+    "quantize": "4bit or none for --model (default: 4bit on CUDA).",
+    "backend": "Generation backend for --model: hf or vllm.",
+    "batch_size": "Prompts per generate call for --model.",
+    "max_new_tokens": "Longest model answer, in tokens.",
+}
+"""The shared flags' help, worded for what ``--model`` does here."""
+
+
+def model_options(ref: ModelRef | None, generation: GenerationSettings, split: str = "all") -> dict[str, Any] | None:
     """Check the --model flags before any work (a bad flag never costs a long engine run)."""
     from evaluator.domains.fund.task.dataset import SPLITS
 
+    model = ref.model if ref is not None else None
+    adapter = Path(ref.adapter) if ref is not None and ref.adapter is not None else None
     if split not in SPLITS:
         fail(f"--split must be one of {', '.join(SPLITS)}, not {split!r}")
     if model is None and split != "all":
@@ -30,22 +39,23 @@ def model_options(
         if adapter is not None:
             fail("--adapter needs --model (the base model the adapter was trained on)")
         return None
+    assert ref is not None
     if adapter is not None and not (adapter / "adapter_config.json").is_file():
         fail(f"--adapter {adapter} is not a LoRA adapter folder (no adapter_config.json in it)")
-    if quantize is not None and quantize.lower() not in ("4bit", "none"):
-        fail(f"--quantize must be 4bit or none, not {quantize!r}")
-    if backend not in ("hf", "vllm"):
-        fail(f"--backend must be hf or vllm, not {backend!r}")
-    if batch_size < 1 or max_new_tokens < 1:
+    if ref.quantize is not None and ref.quantize.lower() not in ("4bit", "none"):
+        fail(f"--quantize must be 4bit or none, not {ref.quantize!r}")
+    if ref.backend not in BACKENDS:
+        fail(f"--backend must be hf or vllm, not {ref.backend!r}")
+    if generation.batch_size < 1 or generation.max_new_tokens < 1:
         fail("--batch-size and --max-new-tokens must be at least 1")
     return {
         "model": model,
         "adapter": str(adapter) if adapter is not None else None,
         "split": split,
-        "quantize": quantize,
-        "backend": backend,
-        "batch_size": batch_size,
-        "max_new_tokens": max_new_tokens,
+        "quantize": ref.quantize,
+        "backend": ref.backend,
+        "batch_size": generation.batch_size,
+        "max_new_tokens": generation.max_new_tokens,
     }
 
 
