@@ -193,6 +193,6 @@ def test_project_modules_are_imported_at_the_top_outside_the_command_line_edge()
 
 def test_the_edge_is_the_command_line_only() -> None:
     assert lazy_edge("app/cli.py") and lazy_edge("app/commands/train.py")
-    assert lazy_edge("domains/fund/cli/evaluate.py") and lazy_edge("domains/ko_grammar/cli.py")
+    assert lazy_edge("domains/fund/cli/evaluate.py") and lazy_edge("domains/other_pack/cli.py")
     assert not lazy_edge("app/web/pages.py") and not lazy_edge("domains/fund/engine/grade.py")
     assert not lazy_edge("training/grpo.py") and not lazy_edge("app/config_options.py")

@@ -36,6 +36,7 @@ from evaluator.domains.fund.cli.common import (
 from evaluator.domains.fund.cli.model_run import (
     MODEL_GENERATION,
     MODEL_HELP,
+    ModelRun,
     model_evaluations,
     model_options,
     print_model_summary,
@@ -167,7 +168,7 @@ def evaluate(opts: EvaluateOptions) -> None:
     console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
 
-def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: dict[str, Any] | None) -> dict[str, float]:
+def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: ModelRun | None) -> dict[str, float]:
     """Read, grade, (have the model evaluate,) write; any expected error ends the command with its message.
 
     ``opts.data`` None reads the built-in sample. Returns the seconds each stage took (read, grade, model,

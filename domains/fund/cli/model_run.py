@@ -3,6 +3,7 @@ how often it agreed with the engine."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,20 @@ MODEL_HELP = {
 """The shared flags' help, worded for what ``--model`` does here."""
 
 
-def model_options(ref: ModelRef | None, generation: GenerationSettings, split: str = "all") -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class ModelRun:
+    """What ``--model`` runs: the model (its adapter as a checked folder), its decoding and which funds."""
+
+    ref: ModelRef
+    generation: GenerationSettings
+    split: str = "all"
+
+    @property
+    def adapter(self) -> str | None:
+        return str(self.ref.adapter) if self.ref.adapter is not None else None
+
+
+def model_options(ref: ModelRef | None, generation: GenerationSettings, split: str = "all") -> ModelRun | None:
     """Check the --model flags before any work (a bad flag never costs a long engine run)."""
     from evaluator.domains.fund.task.dataset import SPLITS
 
@@ -48,18 +62,10 @@ def model_options(ref: ModelRef | None, generation: GenerationSettings, split: s
         fail(f"--backend must be hf or vllm, not {ref.backend!r}")
     if generation.batch_size < 1 or generation.max_new_tokens < 1:
         fail("--batch-size and --max-new-tokens must be at least 1")
-    return {
-        "model": model,
-        "adapter": str(adapter) if adapter is not None else None,
-        "split": split,
-        "quantize": ref.quantize,
-        "backend": ref.backend,
-        "batch_size": generation.batch_size,
-        "max_new_tokens": generation.max_new_tokens,
-    }
+    return ModelRun(ref, generation, split)
 
 
-def model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def model_evaluations(evaluation: Any, options: ModelRun) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every rated fund through the evaluation harness (one model load, batched) and the pack's own grader."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -67,19 +73,20 @@ def model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[st
     from evaluator.domains.fund.task.model_eval import model_evaluations as evaluations_of
     from evaluator.domains.registry import get_pack
 
-    codes, rows, facts = fund_rows(evaluation, options.get("split", "all"))
+    codes, rows, facts = fund_rows(evaluation, options.split)
     run: dict[str, Any] = {
-        "model": options["model"],
-        "adapter": options["adapter"],
-        "split": options.get("split", "all"),
+        "model": options.ref.model,
+        "adapter": options.adapter,
+        "split": options.split,
         "generation": {},
     }
     if not codes:
         err_console.print(
-            f"[yellow]warning:[/] no rated fund in the {options.get('split', 'all')} split, so the model has nothing to evaluate"
+            f"[yellow]warning:[/] no rated fund in the {options.split} split, so the model has nothing to evaluate"
         )
         return {}, run
-    model = {k: options[k] for k in ("model", "adapter", "quantize", "backend")}
+    ref = options.ref
+    model = {"model": ref.model, "adapter": options.adapter, "quantize": ref.quantize, "backend": ref.backend}
     try:
         columns = (TextColumn("model evaluations"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as progress:
@@ -90,14 +97,14 @@ def model_evaluations(evaluation: Any, options: dict[str, Any]) -> tuple[dict[st
                 model,
                 style="json",
                 extract="flexible",
-                max_new_tokens=options["max_new_tokens"],
-                batch_size=options["batch_size"],
+                max_new_tokens=options.generation.max_new_tokens,
+                batch_size=options.generation.batch_size,
                 on_batch=lambda idx: progress.advance(task, len(idx)),
             )
     except (OSError, ValueError) as exc:
-        fail(f"could not run --model {options['model']}: {exc}")
+        fail(f"could not run --model {ref.model}: {exc}")
     run["generation"] = dict(report.get("generation") or {})
-    evaluations = evaluations_of(codes, samples, facts, model=options["model"], adapter=options["adapter"])
+    evaluations = evaluations_of(codes, samples, facts, model=ref.model, adapter=options.adapter)
     if report.get("n_errors"):
         err_console.print(
             f"[yellow]warning:[/] {report['n_errors']} fund(s) got no model answer; see their reports"
