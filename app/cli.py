@@ -1,7 +1,8 @@
 """The ``evaluator`` command line. Thin: each command parses flags, calls the library, prints.
 
-Every command lives in its own module under ``app/commands`` and exposes ``register(app)``. Modules
-import torch/transformers inside the command bodies so ``evaluator --help`` stays fast.
+Every command lives in its own module under ``app/commands`` and exposes ``register(app)``. Commands
+import the library (and torch/transformers) inside their bodies so ``evaluator --help`` stays fast: the
+command line is the one edge where project modules load lazily.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Command-line flags built from one declaration: the run config (``TrainConfig`` and its subclasses) and
-``GenerationSettings`` (the ``eval`` command's decoding flags).
+"""Command-line flags built from one declaration: the run config (``TrainConfig`` and its subclasses), and the
+packs' metric options on ``eval`` and ``score`` (other commands' typed options: :mod:`evaluator.core.cli_options`).
 
 Every field becomes ``--field-name`` with the field's own help text, plus the older names its metadata keeps
 as aliases (``--per-device-batch``, ``--lr`` …), so no user command breaks. Every run-config flag defaults to None: a YAML
@@ -21,7 +21,9 @@ from typing import Any
 
 import typer
 
-from evaluator.training.config import ConfigError, TrainConfig, field_kinds, help_text
+from evaluator.domains.registry import pack_cli_modules
+from evaluator.training.config import ConfigError, TrainConfig, field_kinds
+from evaluator.training.config.help import help_text
 
 CONFIG_PARAM = "config"
 
@@ -188,8 +190,6 @@ def with_metric_options(func: Callable[..., Any]) -> Callable[..., Any]:
     import functools
     import typing
 
-    from evaluator.domains.registry import pack_cli_modules
-
     declared = {o.name: o for module in pack_cli_modules() for o in getattr(module, "METRIC_OPTIONS", ())}
     hints = typing.get_type_hints(func)
     params = [
@@ -209,60 +209,6 @@ def with_metric_options(func: Callable[..., Any]) -> Callable[..., Any]:
     def command(**kwargs: Any) -> Any:
         metric = {name: kwargs.pop(name) for name in declared}
         return func(**kwargs, metric_options=metric)
-
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params}
-    return command
-
-
-GENERATION_PARAM = "generation"
-
-
-def generation_option(name: str) -> Any:
-    """The ``typer.Option`` of one ``GenerationSettings`` field: ``--field-name``, its default and help."""
-    from evaluator.models.generation import GenerationSettings
-
-    f = {f.name: f for f in dataclasses.fields(GenerationSettings)}[name]
-    return typer.Option(f.default, "--" + name.replace("_", "-"), help=f.metadata["help"])
-
-
-def with_generation_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func``'s ``generation`` parameter becomes one flag per ``GenerationSettings`` field, in place.
-
-    A field ``func`` lists itself (placed elsewhere with :func:`generation_option`, e.g. a seed that also seeds
-    other things) keeps its place and still reaches ``func``; every field's value goes into the one
-    ``GenerationSettings`` that ``func`` receives as ``generation``.
-    """
-    import functools
-    import typing
-
-    from evaluator.models.generation import GenerationSettings
-
-    hints = typing.get_type_hints(func)
-    field_hints = typing.get_type_hints(GenerationSettings)
-    own = inspect.signature(func).parameters
-    declared = [f for f in dataclasses.fields(GenerationSettings) if f.name not in own]
-    params: list[inspect.Parameter] = []
-    for p in own.values():
-        if p.name != GENERATION_PARAM:
-            params.append(p.replace(annotation=hints.get(p.name, p.annotation)))
-            continue
-        params += [
-            inspect.Parameter(
-                f.name,
-                p.kind,
-                default=generation_option(f.name),
-                annotation=field_hints[f.name],
-            )
-            for f in declared
-        ]
-    field_names = {f.name for f in dataclasses.fields(GenerationSettings)}
-    inserted = {f.name for f in declared}
-
-    @functools.wraps(func)
-    def command(**kwargs: Any) -> Any:
-        settings = GenerationSettings(**{k: v for k, v in kwargs.items() if k in field_names})
-        return func(**{k: v for k, v in kwargs.items() if k not in inserted}, generation=settings)
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}

@@ -271,9 +271,9 @@ def _grpo(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
 
 def _held_out_eval(plan: DemoPlan, model: Path, folder: Path) -> dict[str, Any]:
     """The harness on the plan's held-out problems (the same for every seed), greedy."""
+    from evaluator.core.generation import GenerationSettings, ModelRef
     from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
-    from evaluator.models.generation import GenerationSettings
+    from evaluator.evaluation.inputs import Items, ReportFolder
 
     items = Items(data=plan.data, split="test", limit=plan.eval_n)
     generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=50)

@@ -11,8 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import typer
+
+from evaluator.app.api.server import create_app
+from evaluator.app.api.settings import Settings
+from evaluator.app.cli import app
+from evaluator.app.storage.database import open_database
+from evaluator.training.config import help as config_help
 
 REFERENCE = Path("docs") / "reference"
 REGENERATE = "python -m evaluator.app.docs_reference"
@@ -30,7 +39,7 @@ Every value is checked when the config loads (type and range), and one message n
 (`run.yaml: learning_rate: expected a number, got 'fast'`); unknown fields are refused. Exponents without a dot
 (`learning_rate: 5e-6`, which YAML reads as text) are taken as numbers. `evaluator sft` runs the same
 declaration with its own defaults for what neither a flag nor the YAML sets (`output_dir: runs/sft`,
-`learning_rate: 2e-4`). This table is generated from the declaration (`training/config.py`,
+`learning_rate: 2e-4`). This table is generated from the declaration (`training/config/declaration.py`,
 `config_table()`), and a test fails when they differ.
 """
 
@@ -58,10 +67,6 @@ def _walk(command: Any, ctx: Any) -> list[tuple[str, str]]:
 
 def cli_page() -> str:
     """Every command's and subcommand's ``--help``, as Markdown."""
-    import typer
-
-    from evaluator.app.cli import app
-
     root = typer.main.get_command(app)
     entries = _walk(root, _context(root, "evaluator"))
     lines = ["# CLI reference\n", _BANNER, "Every command's and subcommand's `--help`, in the order `evaluator --help` lists them. The overview with examples is on the",
@@ -74,10 +79,9 @@ def cli_page() -> str:
 
 
 def config_table() -> str:
-    """The run config's fields as a Markdown table (the declaration in ``training/config.py`` is the source)."""
-    from evaluator.training.config import config_table as table
-
-    return table()
+    """The run config's fields as a Markdown table (the declaration in ``training/config/declaration.py`` is the
+    source)."""
+    return config_help.config_table()
 
 
 def config_page() -> str:
@@ -100,12 +104,6 @@ def _schema_name(schema: dict[str, Any]) -> str:
 
 def openapi_document() -> dict[str, Any]:
     """The service's OpenAPI document, from an app on a fresh temporary database (no server, no network)."""
-    import tempfile
-
-    from evaluator.app.api.server import create_app
-    from evaluator.app.api.settings import Settings
-    from evaluator.app.storage.database import open_database
-
     with tempfile.TemporaryDirectory() as folder:
         engine = open_database(f"sqlite:///{Path(folder) / 'docs.db'}", migrate=True)
         try:

@@ -112,10 +112,10 @@ def zero_std_mean(run_dir: Path) -> float | None:
 
 def run_fund_demo(out: Path, *, quick: bool = False, force: bool = False, console: Any = None, seed: int = 0) -> dict[str, Any]:
     """Build, SFT, evaluate, GRPO, evaluate, compare; writes and returns ``fund_demo_summary.json``."""
+    from evaluator.core.generation import GenerationSettings, ModelRef
     from evaluator.evaluation.compare import compare_reports
     from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
-    from evaluator.models.generation import GenerationSettings
+    from evaluator.evaluation.inputs import Items, ReportFolder
     from evaluator.training.config import TrainConfig
     from evaluator.training.grpo import train
     from evaluator.training.sft import sft

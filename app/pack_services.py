@@ -89,15 +89,15 @@ class AppServices:
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """``settings``: the harness's item, generation and grading keywords (``style``, ``max_new_tokens``,
         ``batch_size``, ``extract``, ``on_batch`` …), sorted here into the harness's typed values."""
-        from evaluator.evaluation.generate import GenerationError, Generator
+        from evaluator.core.generation import GenerationSettings
+        from evaluator.evaluation.backends import GenerationError, load_generator
         from evaluator.evaluation.harness import evaluate
         from evaluator.evaluation.inputs import Items
-        from evaluator.models.generation import GenerationSettings
 
         generation = GenerationSettings(**_take(settings, GenerationSettings))
         items = Items(**_take(settings, Items), rows=rows)
         try:
-            generator = Generator.load(
+            generator = load_generator(
                 model["model"],
                 adapter=model.get("adapter"),
                 quantize=model.get("quantize"),

@@ -56,9 +56,9 @@ def share_warm_start(work: Path, warm: Path) -> None:
 
 def held_out(model: Path, out: Path, source: str, args: argparse.Namespace) -> dict[str, Any]:
     """The harness on every held-out fund (or the first ``--eval-limit``), greedy."""
+    from evaluator.core.generation import GenerationSettings, ModelRef
     from evaluator.evaluation.harness import evaluate, load_report
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
-    from evaluator.models.generation import GenerationSettings
+    from evaluator.evaluation.inputs import Items, ReportFolder
 
     if (out / "report.json").exists():
         return load_report(out)

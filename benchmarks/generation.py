@@ -54,9 +54,9 @@ def main() -> None:
 
     import torch
 
+    from evaluator.core.generation import GenerationSettings
     from evaluator.domains.registry import get_pack
-    from evaluator.evaluation.generate import Generator
-    from evaluator.models.generation import GenerationSettings
+    from evaluator.evaluation.backends import Generator
 
     pack = get_pack(args.domain)
     rows = pack.dataset(args.data, "test", limit=args.n, seed=0).to_list()

@@ -100,8 +100,8 @@ def measure_training(name: str, work: Path) -> tuple[int, int, int]:
     _, peak = torch_peak_bytes(lambda: train(cfg, progress=False))
     rss = (rss_peak_kib() - rss0) * 1024
     print(
-        f"  {name}: prompt {plan.settings.prompt_length} + completion {plan.settings.completion_length} tokens, "
-        f"batch {plan.settings.per_device_batch}"
+        f"  {name}: prompt {plan.settings.prompt_length} + completion {plan.settings.max_completion_length} tokens, "
+        f"batch {plan.settings.per_device_train_batch_size}"
     )
     for r in plan.rows:
         print(f"    {r.name:<40} {r.bytes / MIB:9.2f} MiB  {r.phase}")

@@ -5,7 +5,7 @@ conversational prompt format, its prompt styles, its reward functions and its gr
 the evaluation harness only ever see a :class:`DomainPack`, obtained from :mod:`evaluator.domains.registry`.
 
 The values a grader returns (:mod:`evaluator.domains.verdicts`) and what a pack's commands receive from
-the application (:mod:`evaluator.domains.commands`) are declared beside it.
+the application (:class:`CommandServices`, :mod:`evaluator.domains.commands`) are declared beside it.
 
 One grader, two callers: ``grade`` scores one completion with the *same* reward functions the trainer
 optimises, so a training reward and an evaluation verdict can never disagree.
@@ -19,9 +19,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from evaluator.domains.commands import CommandServices, MetricOption, option_flag
+from evaluator.domains.commands import MetricOption, option_flag
 from evaluator.domains.verdicts import (
     ACCURACY,
     Metric,
@@ -301,3 +301,27 @@ class DomainPack(ABC):
             "4": "Correct result, reasoning clear with minor gaps.",
             "5": "Correct result with complete, clear, verifiable reasoning.",
         }
+
+
+class CommandServices(Protocol):
+    """What a pack's own commands get from the application: the database and the evaluation harness live above
+    the packs, so they are handed in when the commands are mounted."""
+
+    def prepare_db(self, flag: str | None) -> str | None:
+        """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
+        ...
+
+    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
+        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
+        ...
+
+    def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
+        """Store a report folder's batch (if new) and its 운용사 ratings with it; a clear message and exit on failure."""
+        ...
+
+    def grade_with_model(
+        self, pack: DomainPack, rows: list[dict[str, Any]], model: dict[str, Any], **settings: Any
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Generate for ``rows`` with ``model`` ({model, adapter, quantize, backend}) through the evaluation
+        harness and grade with the pack: (report, samples). Raises ``ValueError`` when the model cannot run."""
+        ...

@@ -14,10 +14,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings, ModelRef
 from evaluator.core.outputs import append_jsonl, replacing_dir
+from evaluator.core.schemas import validate_or_raise
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import Generations, Generator
-from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+from evaluator.domains.registry import get_pack
+from evaluator.evaluation.backends import Backend, Generations, load_generator
+from evaluator.evaluation.inputs import Items, ReportFolder
 from evaluator.evaluation.report import (
     PARTIAL_NAME,
     REPORT_NAME,
@@ -26,12 +29,13 @@ from evaluator.evaluation.report import (
     file_sha256,
     finalize_report,
     folder_problems,
+    report_schema,
     write_report,
     write_samples,
 )
 from evaluator.evaluation.scoring import score_rows
 from evaluator.models.chat_format import template_kwargs_for
-from evaluator.models.generation import GenerationSettings
+from evaluator.models.loading import model_source
 
 EXTRACTS = ("strict", "flexible")
 WRITES = (REPORT_NAME, SAMPLES_NAME, PARTIAL_NAME)
@@ -40,7 +44,7 @@ WRITES = (REPORT_NAME, SAMPLES_NAME, PARTIAL_NAME)
 
 def evaluate(
     pack: DomainPack | str,
-    model: ModelRef | Generator,
+    model: ModelRef | Backend,
     items: Items | None = None,
     generation: GenerationSettings | None = None,
     *,
@@ -49,15 +53,13 @@ def evaluate(
     on_batch: Callable[[list[int]], None] | None = None,
     return_samples: bool = False,
 ) -> Any:
-    """Evaluate ``model`` (a :class:`ModelRef` to load, or a loaded ``Generator``) on ``items``; return the report.
+    """Evaluate ``model`` (a :class:`ModelRef` to load, or a loaded generation backend) on ``items``; return the report.
 
     ``generation.seed`` seeds the sampling, the pack's data sample and the bootstrap intervals. With ``out``
     the report and samples are written there. ``on_batch`` hears the row indices of each finished batch
     (progress bars); ``return_samples`` returns ``(report, samples)`` for callers that present the graded
     samples themselves.
     """
-    from evaluator.domains.registry import get_pack
-
     t_start = time.perf_counter()
     items, generation = items or Items(), generation or GenerationSettings()
     pack_obj = get_pack(pack) if isinstance(pack, str) else pack
@@ -69,6 +71,7 @@ def evaluate(
         raise ValueError(f"extract must be strict or flexible, not {extract!r}")
     if isinstance(model, ModelRef):
         model.check()
+        model_source(model.model)  # a missing model folder or an unreachable hub fails before any data is built
     if out is None:
         return _evaluate(pack_obj, model, items, generation, extract, None, on_batch, return_samples, t_start)
     with replacing_dir(out.path, force=out.force, owned=WRITES) as folder:  # swapped in only when complete
@@ -77,7 +80,7 @@ def evaluate(
 
 def _evaluate(
     pack_obj: DomainPack,
-    model: ModelRef | Generator,
+    model: ModelRef | Backend,
     items: Items,
     generation: GenerationSettings,
     extract: str,
@@ -88,7 +91,7 @@ def _evaluate(
 ) -> Any:
     style, language = pack_obj.check_style(items.style), pack_obj.check_language(items.language)
     rows = _rows(pack_obj, items, style, language, generation.seed)
-    generator = model if isinstance(model, Generator) else _load(model, generation.seed)
+    generator = _load(model, generation.seed) if isinstance(model, ModelRef) else model
     template_kwargs = template_kwargs_for(generator.tokenizer, style, pack_obj)  # folding: Generator.render
     partial = _PartialWriter(folder, rows, on_batch)
     gens = generator.generate(
@@ -134,8 +137,8 @@ def _rows(pack: DomainPack, items: Items, style: str, language: str, seed: int) 
     return rows
 
 
-def _load(model: ModelRef, seed: int) -> Generator:
-    return Generator.load(
+def _load(model: ModelRef, seed: int) -> Backend:
+    return load_generator(
         model.model, adapter=model.adapter, quantize=model.quantize, device=model.device, backend=model.backend,
         seed=seed,
     )  # fmt: skip
@@ -168,7 +171,7 @@ class _PartialWriter:
 
 
 def _identity(
-    generator: Generator, model: ModelRef | Generator, items: Items, language: str, seed: int
+    generator: Backend, model: ModelRef | Backend, items: Items, language: str, seed: int
 ) -> dict[str, Any]:
     """What was evaluated: model, adapter (and its digest), data (and its digest), split, limit, seed, language."""
     info = generator.info
@@ -217,9 +220,6 @@ def _warnings(samples: int, errors: Mapping[int, str]) -> list[str]:
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a ``report.json`` (a folder holding one is accepted too)."""
     import json
-
-    from evaluator.core.schemas import validate_or_raise
-    from evaluator.evaluation.report import report_schema
 
     target = Path(path)
     if target.is_dir():

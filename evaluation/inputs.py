@@ -1,6 +1,7 @@
-"""What an evaluation reads besides its generation settings: the model, the items and where the report goes.
+"""What an evaluation reads besides its generation settings and model (:mod:`evaluator.core.generation`): the
+items and where the report goes.
 
-Three small values instead of a long parameter list, so each caller of :func:`~evaluator.evaluation.harness.evaluate`
+Small values instead of a long parameter list, so each caller of :func:`~evaluator.evaluation.harness.evaluate`
 says in a few words which model, which items and which folder.
 """
 
@@ -9,27 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
-
-from evaluator.evaluation.generate import BACKENDS
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A model to load by name (``tiny``, a preset, a hub id or a local path), with a LoRA adapter and how."""
-
-    model: str
-    adapter: str | os.PathLike[str] | None = None
-    quantize: str | None = None
-    device: str | None = None
-    backend: str = "hf"
-
-    def check(self) -> None:
-        """A bad backend or a missing model folder / unreachable hub fails now, before any data is built."""
-        if self.backend not in BACKENDS:
-            raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
-        from evaluator.models.loading import model_source
-
-        model_source(self.model)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from evaluator.core.plotting import (
     check_targets,
 )
 from evaluator.domains.base import PackPlot
+from evaluator.domains.registry import get_pack, pack_names
 from evaluator.evaluation.plots_eval import (
     COMPARE_FILE,
     PAIR_PNG,
@@ -52,8 +53,6 @@ EXPECTED = (
 
 def pack_plots() -> list[PackPlot]:
     """Every registered pack's own plots."""
-    from evaluator.domains.registry import get_pack, pack_names
-
     return [pp for name in pack_names() for pp in get_pack(name).plots()]
 
 

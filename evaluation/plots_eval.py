@@ -24,6 +24,7 @@ from evaluator.core.plotting import (
     save_png,
     style,
 )
+from evaluator.evaluation.compare import compare_reports
 
 REPORT_FILE = "report.json"
 COMPARE_FILE = "compare.json"
@@ -97,8 +98,6 @@ def paired_result(
             f"{compare} could not be read as a comparison; the paired difference is computed from the reports"
         )
     try:
-        from evaluator.evaluation.compare import compare_reports
-
         return compare_reports(before, after, labels=("before", "after"))["results"]
     except (ValueError, KeyError, TypeError) as exc:
         warn(f"no paired before/after difference shown: {exc}")

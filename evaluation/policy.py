@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.domains.base import DomainPack
-from evaluator.evaluation.generate import Generator
+from evaluator.evaluation.backends import Generator
 from evaluator.evaluation.harness import evaluate
 from evaluator.evaluation.inputs import Items
-from evaluator.models.generation import GenerationSettings
 
 
 def grade_policy(

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from evaluator.domains.registry import corpus_fingerprint, pack_names, tokenizer_corpus
 from evaluator.models.hardware import hardware_defaults
 from evaluator.models.placement import cuda_device_map, sharded_launch
 from evaluator.models.presets import resolve_preset
@@ -32,16 +33,12 @@ def tiny_corpus(limit: int = 400) -> list[str]:
 
 
 def pack_names_now() -> list[str]:
-    from evaluator.domains.registry import pack_names
-
     return pack_names()
 
 
 @cache
 def _corpus_and_key(names: tuple[str, ...], limit: int = 400) -> tuple[tuple[str, ...], str]:
     """The packs' corpus and its fingerprint, computed once per process for a set of registered packs."""
-    from evaluator.domains.registry import corpus_fingerprint, tokenizer_corpus
-
     texts = tokenizer_corpus(limit)
     return tuple(texts), corpus_fingerprint(texts)
 

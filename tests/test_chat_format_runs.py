@@ -14,11 +14,11 @@ import pytest
 import yaml
 from chat_templates import TEMPLATES
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.domains.gsm8k.styles import get_style
 from evaluator.domains.registry import get_pack
-from evaluator.evaluation.generate import Generator
+from evaluator.evaluation.backends import Generator
 from evaluator.models.chat_format import chat_format
-from evaluator.models.generation import GenerationSettings
 from evaluator.training.config import load_config
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.local import LocalJudge
@@ -106,8 +106,9 @@ def test_sft_grpo_with_local_judge_and_eval_run_under_each_template(
     from transformers import AutoTokenizer
     from trl import GRPOTrainer, SFTTrainer
 
+    from evaluator.core.generation import ModelRef
     from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.evaluation.inputs import Items, ReportFolder
     from evaluator.training.grpo import train
     from evaluator.training.sft import sft
 

@@ -18,11 +18,11 @@ from evaluator.training.config import (
     ConfigError,
     SFTRunConfig,
     TrainConfig,
-    config_table,
     load_config,
     trl_kwargs,
     trl_names,
 )
+from evaluator.training.config.help import config_table
 from evaluator.training.memory.plan import PLAN_FIELDS
 
 REPO = Path(__file__).resolve().parents[1]

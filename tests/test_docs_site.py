@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.app import docs_reference
-from evaluator.training.config import field_help
+from evaluator.training.config.help import field_help
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -9,13 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from evaluator.app.cli import app
+from evaluator.core.generation import GenerationSettings
 from evaluator.core.schemas import schema_problems
 from evaluator.domains.registry import get_pack
-from evaluator.evaluation.generate import Generator
+from evaluator.evaluation.backends import Generator
 from evaluator.evaluation.harness import evaluate
 from evaluator.evaluation.inputs import Items, ReportFolder
 from evaluator.evaluation.report import report_schema, samples_schema
-from evaluator.models.generation import GenerationSettings
 
 pytestmark = pytest.mark.slow
 LIMIT, MAX_NEW = 10, 24

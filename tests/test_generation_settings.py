@@ -1,15 +1,19 @@
-"""``GenerationSettings``: declared once, checked before any model loads, and the ``eval`` flags built from it."""
+"""``GenerationSettings`` and ``ModelRef``: declared once, checked before any model loads, and commands' flags built
+from them (``eval``, ``fund evaluate``) through typed options values."""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
-from evaluator.app.config_options import generation_option, with_generation_options
-from evaluator.models.generation import GenerationSettings
+from evaluator.core.cli_options import build_options, flag, group, option_parameters, options_command
+from evaluator.core.generation import GenerationSettings, ModelRef
 
 
 @pytest.mark.parametrize(
@@ -41,22 +45,30 @@ def test_sampling_settings_pass_and_greedy_records_zeroed_knobs() -> None:
         GenerationSettings().temperature = 1.0  # type: ignore[misc]
 
 
+@dataclass(frozen=True)
+class _Options:
+    name: str = flag(typer.Option("x", "--name"))
+    generation: GenerationSettings = group(GenerationSettings, [f.name for f in dataclasses.fields(GenerationSettings)])
+    model: ModelRef | None = group(ModelRef, ("model", "adapter", "backend"), optional=True)
+    flag_order: ClassVar[tuple[str, ...]] = (
+        "name", "model", "samples", "temperature", "top_p", "top_k", "batch_size", "max_new_tokens", "adapter",
+        "backend", "seed",
+    )  # fmt: skip
+
+
 def _app(seen: list) -> typer.Typer:
     app = typer.Typer()
 
-    def cmd(
-        name: str = typer.Option("x", "--name"),
-        generation: GenerationSettings | None = None,
-        seed: int = generation_option("seed"),
-    ) -> None:
-        seen.append((name, generation, seed))
+    @options_command(_Options)
+    def cmd(opts: _Options) -> None:
+        seen.append(opts)
 
-    app.command("go")(with_generation_options(cmd))
+    app.command("go")(cmd)
     app.command("other")(lambda: None)  # a second command keeps typer's subcommand layout
     return app
 
 
-def test_the_flags_come_from_the_declaration_and_arrive_as_one_value() -> None:
+def test_the_flags_come_from_the_declaration_and_arrive_as_one_value(tmp_path: Path) -> None:
     seen: list = []
     app = _app(seen)
     runner = CliRunner()
@@ -65,16 +77,38 @@ def test_the_flags_come_from_the_declaration_and_arrive_as_one_value() -> None:
         assert "--" + f.name.replace("_", "-") in help_text
         assert f.metadata["help"] in help_text
     assert help_text.index("--samples") < help_text.index("--max-new-tokens") < help_text.index("--seed")
+    assert help_text.index("--model") < help_text.index("--samples")  # flag_order places a group's flags apart
 
     result = runner.invoke(
         app, ["go", "--temperature", "0.7", "--samples", "3", "--top-p", "0.9", "--seed", "5"]
     )
     assert result.exit_code == 0, result.output
-    [(name, generation, seed)] = seen
-    assert name == "x" and seed == 5  # a field the command places itself still reaches it
-    assert generation == GenerationSettings(samples=3, temperature=0.7, top_p=0.9, seed=5)
+    [opts] = seen
+    assert opts.name == "x" and opts.model is None  # an optional group left at its defaults is absent
+    assert opts.generation == GenerationSettings(samples=3, temperature=0.7, top_p=0.9, seed=5)
 
     seen.clear()
-    assert runner.invoke(app, ["go"]).exit_code == 0
-    assert seen[0][1] == GenerationSettings()  # untyped flags: the declaration's defaults
+    assert runner.invoke(app, ["go", "--model", "tiny", "--adapter", str(tmp_path)]).exit_code == 0
+    assert seen[0].generation == GenerationSettings()  # untyped flags: the declaration's defaults
+    assert seen[0].model == ModelRef("tiny", adapter=tmp_path, backend="hf")  # a path-like field parses as a Path
     assert runner.invoke(app, ["go", "--top-k", "two"]).exit_code == 2  # typed like the field
+
+
+def test_a_group_takes_a_commands_own_defaults_and_refuses_a_flag_declared_twice() -> None:
+    fund_like = GenerationSettings(batch_size=8, max_new_tokens=512)
+
+    @dataclass(frozen=True)
+    class Narrow:
+        generation: GenerationSettings = group(GenerationSettings, ("batch_size", "max_new_tokens"), defaults=fund_like)
+
+    params = {p.name: p.default for _, p in option_parameters(Narrow)}
+    assert (params["batch_size"].default, params["max_new_tokens"].default) == (8, 512)
+    assert build_options(Narrow, {"batch_size": 4, "max_new_tokens": 512}).generation == fund_like.replace(batch_size=4)
+
+    @dataclass(frozen=True)
+    class Twice:
+        seed: int = flag(typer.Option(0, "--seed"))
+        generation: GenerationSettings = group(GenerationSettings, ("seed",))
+
+    with pytest.raises(TypeError, match="seed declared twice"):
+        option_parameters(Twice)

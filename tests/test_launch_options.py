@@ -34,7 +34,8 @@ def test_gpu_launch_is_accelerate_with_a_shipped_config(name: str, kind: str, di
     from accelerate.commands.config.config_args import load_config_from_file
     from accelerate.commands.launch import launch_command_parser
 
-    from evaluator.training.launch import launch_command, launch_kind, resolve_launch_config
+    from evaluator.training.config.scale import launch_kind, resolve_launch_config
+    from evaluator.training.launch import launch_command
 
     cfg = _cfg(num_processes=4, launch_config=name)
     path = resolve_launch_config(name)
@@ -50,14 +51,14 @@ def test_gpu_launch_is_accelerate_with_a_shipped_config(name: str, kind: str, di
 
 
 def test_sharded_configs_are_marked_untested_until_a_gpu_run() -> None:
-    from evaluator.training.launch import LAUNCH_CONFIGS, resolve_launch_config
+    from evaluator.training.config.scale import LAUNCH_CONFIGS, resolve_launch_config
 
     for name in LAUNCH_CONFIGS:
         assert "UNTESTED" in resolve_launch_config(name).read_text()
 
 
 def test_own_config_file_and_bad_names(tmp_path: Path) -> None:
-    from evaluator.training.launch import launch_kind, resolve_launch_config
+    from evaluator.training.config.scale import launch_kind, resolve_launch_config
 
     own = tmp_path / "mine.yaml"
     own.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\nnum_processes: 8\n")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
+from evaluator.training.config import TrainingError
 from evaluator.training.length_budget import (
     LengthBudget,
     clipped_note,
@@ -17,7 +18,6 @@ from evaluator.training.length_budget import (
     percentile,
     sft_max_length,
 )
-from evaluator.training.run_setup import TrainingError
 
 FUND_DATA = "sample?funds=40"
 

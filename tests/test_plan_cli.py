@@ -63,7 +63,7 @@ def test_issue_example_gemma2_with_a_judge_on_48_gib() -> None:
     )
     names = [r["name"] for r in doc["rows"]]
     assert "Judge model weights (qwen3-8b)" in names and "Judge KV cache" in names
-    assert doc["settings"]["grad_accum"] == 4  # chosen so that 1 × 4 divides by 4 generations
+    assert doc["settings"]["gradient_accumulation_steps"] == 4  # chosen so that 1 × 4 divides by 4 generations
     assert any("gradient accumulation set to 4" in n for n in doc["notes"])
     assert doc["fits"] is (doc["total_bytes"] <= 48 * GIB)
     assert doc["architecture"]["vocab_size"] == 256000
@@ -107,9 +107,11 @@ def test_config_file_is_read_and_flags_override_it(tmp_path: Path) -> None:
     )
     doc = plan_json("--config", str(cfg), "--per-device-batch", "4")
     s = doc["settings"]
-    assert (s["per_device_batch"], s["grad_accum"], s["completion_length"]) == (4, 2, 384)
+    assert (s["per_device_train_batch_size"], s["gradient_accumulation_steps"], s["max_completion_length"]) == (
+        4, 2, 384
+    )
     assert doc["model"] == "qwen3-1.7b"
-    assert s["judge"] == {"model": "qwen3-0.6b", "quantize": "none", "batch_size": 8, "max_new_tokens": 256}
+    assert s["local_judge"] == {"model": "qwen3-0.6b", "quantize": "none", "batch_size": 8, "max_new_tokens": 256}
     assert "gpu_bytes" not in doc  # no --gpu-mem: no verdict
 
 

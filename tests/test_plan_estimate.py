@@ -114,9 +114,9 @@ def test_activation_estimate_matches_saved_tensors_of_the_trainers_model() -> No
 
 def test_parts_respond_to_the_settings_they_depend_on() -> None:
     arch = PRESET_ARCHS["qwen3-0.6b"]
-    base = PlanSettings(per_device_batch=4, grad_accum=1, completion_length=512, gradient_checkpointing=False)
+    base = PlanSettings(per_device_train_batch_size=4, gradient_accumulation_steps=1, max_completion_length=512, gradient_checkpointing=False)
     plan = estimate(arch, base)
-    halved = estimate(arch, base.replace(per_device_batch=2, grad_accum=2))
+    halved = estimate(arch, base.replace(per_device_train_batch_size=2, gradient_accumulation_steps=2))
     ckpt = estimate(arch, base.replace(gradient_checkpointing=True))
     assert row(halved, "Activations").bytes < 0.6 * row(plan, "Activations").bytes
     # TRL generates the whole generation batch (batch × accumulation) at once: same KV cache
@@ -124,7 +124,7 @@ def test_parts_respond_to_the_settings_they_depend_on() -> None:
     assert row(ckpt, "Activations (gradient").bytes < 0.2 * row(plan, "Activations (no").bytes
     seq = 256 + 512
     assert row(plan, "Generation KV cache").bytes == 4 * 28 * seq * 2 * 8 * 128 * 4
-    lower_rank = estimate(arch, base.replace(lora_rank=8))
+    lower_rank = estimate(arch, base.replace(lora_r=8))
     assert row(lower_rank, "LoRA parameters").bytes * 2 == row(plan, "LoRA parameters").bytes
     assert plan.total_bytes > ckpt.total_bytes
     assert plan.peak_phase == "training"
@@ -133,7 +133,7 @@ def test_parts_respond_to_the_settings_they_depend_on() -> None:
 def test_large_vocabulary_logits_are_tiled_not_materialised() -> None:
     plan = estimate(
         PRESET_ARCHS["atomicgpt-gemma2-9b"],
-        PlanSettings(per_device_batch=8, grad_accum=1, completion_length=1024, num_generations=8),
+        PlanSettings(per_device_train_batch_size=8, gradient_accumulation_steps=1, max_completion_length=1024, num_generations=8),
     )
     logits = row(plan, "Logits")
     full = mc.full_logits_bytes(PRESET_ARCHS["atomicgpt-gemma2-9b"], 8 * 1024)
@@ -144,7 +144,7 @@ def test_large_vocabulary_logits_are_tiled_not_materialised() -> None:
 def test_judge_on_the_same_gpu_adds_weights_and_its_own_phase() -> None:
     arch = PRESET_ARCHS["atomicgpt-gemma2-9b"]
     alone = estimate(arch, PlanSettings())
-    judged = estimate(arch, PlanSettings(judge=JudgeSettings("qwen3-8b", quantize="4bit")))
+    judged = estimate(arch, PlanSettings(local_judge=JudgeSettings("qwen3-8b", quantize="4bit")))
     weights = row(judged, "Judge model weights").bytes
     counts = PRESET_ARCHS["qwen3-8b"].param_counts()
     assert weights == int(counts.linear * mc.NF4_BYTES_DOUBLE_QUANT) + counts.not_quantized * 2
@@ -161,7 +161,7 @@ def test_moe_holds_every_expert_and_says_so() -> None:
 def test_invalid_settings_are_refused_like_the_trainer_would() -> None:
     arch = PRESET_ARCHS["qwen3-0.6b"]
     with pytest.raises(PlanError, match="divisible by num_generations"):
-        estimate(arch, PlanSettings(per_device_batch=1, grad_accum=1, num_generations=4))
+        estimate(arch, PlanSettings(per_device_train_batch_size=1, gradient_accumulation_steps=1, num_generations=4))
     with pytest.raises(PlanError, match="keep LoRA on"):
         estimate(arch, PlanSettings(lora=False, quantize="4bit"))
 
@@ -169,12 +169,12 @@ def test_invalid_settings_are_refused_like_the_trainer_would() -> None:
 def test_fixes_follow_the_checklist_order_and_end_fitting() -> None:
     arch = PRESET_ARCHS["atomicgpt-gemma2-9b"]
     settings = PlanSettings(
-        per_device_batch=8,
-        grad_accum=1,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=1,
         num_generations=4,
-        completion_length=1024,
+        max_completion_length=1024,
         gradient_checkpointing=False,
-        judge=JudgeSettings("qwen3-8b"),
+        local_judge=JudgeSettings("qwen3-8b"),
     )
     gpu = 24 * GIB
     assert not estimate(arch, settings).fits(gpu)
@@ -187,7 +187,7 @@ def test_fixes_follow_the_checklist_order_and_end_fitting() -> None:
     totals = [p.total_bytes for _, p in fixes]
     assert totals == sorted(totals, reverse=True)
     final = fixes[-1][1].settings
-    assert final.per_device_batch * final.grad_accum == 8  # the effective batch is kept
+    assert final.per_device_train_batch_size * final.gradient_accumulation_steps == 8  # the effective batch is kept
     assert estimate(arch, final).total_bytes == fixes[-1][1].total_bytes
 
 
@@ -229,9 +229,9 @@ def test_train_config_resolution_matches_the_trainer_on_each_device() -> None:
         "paged_adamw_8bit",
         True,
     )
-    assert gpu.settings.judge == JudgeSettings("qwen3-0.6b", "4bit", 8, 256)
+    assert gpu.settings.local_judge == JudgeSettings("qwen3-0.6b", "4bit", 8, 256)
     api = plan_for_train_config(cfg.replace(judge={"kind": "api", "model": "gpt-4o-mini"}))
-    assert api.settings.judge is None  # an HTTP judge takes no GPU memory
+    assert api.settings.local_judge is None  # an HTTP judge takes no GPU memory
 
 
 def test_oom_advice_lists_the_checklist_in_order() -> None:

@@ -130,9 +130,9 @@ def test_4bit_lora_gradients_are_unchanged_by_an_in_training_eval(tiny_warm_mode
     """The bitsandbytes CPU pitfall: an eval-mode, no-grad forward must not corrupt later LoRA gradients."""
     import torch
 
+    from evaluator.core.generation import GenerationSettings
     from evaluator.domains.registry import get_pack
     from evaluator.evaluation.policy import grade_policy
-    from evaluator.models.generation import GenerationSettings
     from evaluator.training.config import TrainConfig
     from evaluator.training.held_out import HeldOutEval
     from evaluator.training.run_setup import load_policy

@@ -83,7 +83,7 @@ def test_mix_weights_are_stated_as_normalised() -> None:
 
 
 def test_per_pack_held_out_means_the_packs_equally() -> None:
-    from evaluator.models.generation import GenerationSettings
+    from evaluator.core.generation import GenerationSettings
     from evaluator.training.held_out import HeldOutEval, PerPackHeldOut
 
     def report(acc: float, fmt: float, n: int) -> dict:

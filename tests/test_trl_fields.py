@@ -14,7 +14,8 @@ import yaml
 from conftest import REPO, run_cli
 
 from evaluator.app.config_options import parse_pairs
-from evaluator.training.config import ConfigError, SFTRunConfig, TrainConfig, help_text, load_config
+from evaluator.training.config import ConfigError, SFTRunConfig, TrainConfig, load_config
+from evaluator.training.config.help import help_text
 from evaluator.training.trl_checks import build_args, check_run, idle_settings
 from evaluator.training.trl_fields import _prose_choices, checked_overrides, schema
 

@@ -11,9 +11,13 @@ alternative it offers.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from evaluator.models.chat_format import ChatFormat
 from evaluator.training.config import TrainConfig, trl_kwargs, trl_names
+from evaluator.training.run_setup import trainer_kwargs
+from evaluator.training.vllm_options import vllm_kwargs
 
 TRAINERS = {"grpo": ("GRPOConfig", "GRPOTrainer"), "rloo": ("RLOOConfig", "RLOOTrainer")}
 
@@ -59,3 +63,17 @@ def algorithm_record(cfg: TrainConfig) -> dict[str, Any]:
         "ignored_fields": ignored,
         "note": "TRL 1.16 has no PPOTrainer; RLOO is its critic-free alternative" if cfg.algorithm == "rloo" else None,
     }
+
+
+def grpo_args(
+    cfg: TrainConfig, out: Path, policy: Any, weights: list[float] | None, fmt: ChatFormat | None = None
+) -> Any:
+    """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
+    extra = {
+        "chat_template_kwargs": dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
+        **vllm_kwargs(cfg),
+    }
+    if cfg.dynamic_sampling:  # the prompt stream shuffles itself; TRL's buffered shuffle would read far ahead
+        extra["shuffle_dataset"] = False
+    config_cls, _ = trl_classes(cfg.algorithm)
+    return trl_args(cfg, trainer_kwargs(cfg, out, policy, config_cls, cfg.algorithm), weights, extra)

@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from evaluator.training.run_setup import save_model_atomically
+
 LAUNCHED_ENV = "EVALUATOR_LAUNCHED"
 """Set by the launcher in every child process: the child trains instead of launching again."""
 
@@ -105,8 +107,6 @@ def save_final(trainer: Any, tokenizer: Any, target: Path) -> None:
 
     ``trainer.save_model`` knows how to gather FSDP / ZeRO-3 shards and writes on the main process only.
     """
-    from evaluator.training.run_setup import save_model_atomically
-
     if world_size() == 1:
         save_model_atomically(trainer.model, tokenizer, target)
         return

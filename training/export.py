@@ -15,7 +15,10 @@ from typing import Any
 import yaml
 
 from evaluator.core.outputs import OutputExistsError
-from evaluator.training.run_setup import TrainingError, full_model_dir
+from evaluator.models.loading import _from_pretrained, load_tokenizer, model_source
+from evaluator.models.source import offline_requested
+from evaluator.training.config import TrainingError
+from evaluator.training.run_setup import full_model_dir
 
 DTYPES = {"bf16": "bfloat16", "fp32": "float32"}
 ADAPTERS = {"final": "final", "best": "best_adapter"}
@@ -74,8 +77,6 @@ def merge_run(run_dir: Path, out: Path, *, adapter: str = "final", dtype: str = 
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from evaluator.models.loading import _from_pretrained, load_tokenizer, model_source
-
     if dtype not in DTYPES:
         raise ExportError(f"--dtype must be bf16 or fp32, not {dtype!r}")
     adapter_path = run_adapter(run_dir, adapter)
@@ -115,8 +116,6 @@ def _trained_4bit(run_dir: Path) -> bool:
 
 def check_push(repo: str) -> None:
     """Before merging: refuse an upload that cannot happen (offline, no token, malformed repo id)."""
-    from evaluator.models.source import offline_requested
-
     parts = repo.split("/")
     if len(parts) != 2 or not all(parts) or any(c.isspace() for c in repo):
         raise ExportError(f"--push-to-hub expects a hub repo id like user/name, not {repo!r}")

@@ -7,18 +7,17 @@ TRL, and leave behind an adapter, checkpoints, metrics, completions, the best ad
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.core.outputs import atomic_write_json
 from evaluator.domains.base import DomainPack, RewardFn
 from evaluator.domains.registry import get_pack
 from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
-from evaluator.models.generation import GenerationSettings
-from evaluator.training.algorithms import algorithm_record
+from evaluator.training.algorithms import algorithm_record, grpo_args
 from evaluator.training.callbacks import (
     BestAdapterSaver,
     MetricsLogger,
@@ -32,67 +31,23 @@ from evaluator.training.distributed import is_main_process, launched_child, save
 from evaluator.training.grpo_trainer import prompt_key, trainer_class
 from evaluator.training.health import run_health
 from evaluator.training.held_out import HeldOutEval, PerPackHeldOut, PolicyGrader
+from evaluator.training.judges import JudgeSpec, build_judge_reward
 from evaluator.training.length_budget import check_grpo_lengths, clipped_note, say_warning
 from evaluator.training.memory.oom import TrainingOOM, is_oom, warn_if_plan_exceeds
 from evaluator.training.mixing import is_mixed, mix_record, mixed_dataset, mixed_rewards, pack_names
 from evaluator.training.monitor import HeldOutMonitor
+from evaluator.training.prompt_stream import PromptStream, streamed_dataset
 from evaluator.training.resume import prepare_resume
+from evaluator.training.rewards import select_rewards
 from evaluator.training.run_setup import (
     TrainingError,
     check_model_available,
     last_checkpoint,
     load_policy,
     prepare_run_dir,
-    trainer_kwargs,
 )
 from evaluator.training.trl_checks import check_run, recorded, say_idle
-from evaluator.training.vllm_options import require_vllm, vllm_kwargs, vllm_resolved
-
-
-def named_reward(name: str, fn: RewardFn) -> RewardFn:
-    """Give a reward the rubric's name, so TRL logs ``rewards/<name>/mean``."""
-
-    @functools.wraps(fn)
-    def reward(*args: Any, **kwargs: Any) -> list[float | None]:
-        return fn(*args, **kwargs)
-
-    reward.__name__ = name
-    reward.__qualname__ = name
-    return reward
-
-
-def select_rewards(pack: DomainPack, cfg: TrainConfig) -> tuple[list[str], list[RewardFn], list[float]]:
-    """The pack's rewards (or the configured subset) with rubric weights, overrides applied."""
-    available = pack.reward_functions()
-    names = list(cfg.rewards or available)
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise TrainingError(
-            f"unknown reward(s) {', '.join(unknown)} for {pack.name}; available: {', '.join(available)}"
-        )
-    weights = pack.default_weights()
-    overrides = cfg.reward_weights or {}
-    bad = [n for n in overrides if n not in available and n != "judge"]
-    if bad:
-        raise TrainingError(f"reward_weights names unknown reward(s): {', '.join(bad)}")
-    weights.update(overrides)
-    return names, [named_reward(n, available[n]) for n in names], [float(weights.get(n, 1.0)) for n in names]
-
-
-def grpo_args(
-    cfg: TrainConfig, out: Path, policy: Any, weights: list[float] | None, fmt: ChatFormat | None = None
-) -> Any:
-    """TRL's GRPOConfig or RLOOConfig (``cfg.algorithm``); the chat format's template arguments reach TRL."""
-    from evaluator.training.algorithms import trl_args, trl_classes
-
-    extra = {
-        "chat_template_kwargs": dict(fmt.template_kwargs) if fmt and fmt.template_kwargs else None,
-        **vllm_kwargs(cfg),
-    }
-    if cfg.dynamic_sampling:  # the prompt stream shuffles itself; TRL's buffered shuffle would read far ahead
-        extra["shuffle_dataset"] = False
-    config_cls, _ = trl_classes(cfg.algorithm)
-    return trl_args(cfg, trainer_kwargs(cfg, out, policy, config_cls, cfg.algorithm), weights, extra)
+from evaluator.training.vllm_options import require_vllm, vllm_resolved
 
 
 def held_out_generation(cfg: TrainConfig) -> GenerationSettings:
@@ -245,8 +200,6 @@ def _inputs(cfg: TrainConfig, console: Any) -> _Inputs:
         names, funcs, weights = select_rewards(pack, cfg)
     run = _Inputs(pack, out, resume_from, resumed, style, mixed, dataset, names, funcs, weights)
     if cfg.judge:
-        from evaluator.training.judges import JudgeSpec, build_judge_reward
-
         spec = JudgeSpec.from_dict(cfg.judge)
         run.judge = build_judge_reward(spec, pack, out)
         run.names, run.funcs, run.weights = [*names, "judge"], [*funcs, run.judge], [*weights, float(spec.weight)]
@@ -263,8 +216,6 @@ def _policy_dataset(cfg: TrainConfig, run: _Inputs, policy: Any, fmt: ChatFormat
     )
     stream = None
     if cfg.dynamic_sampling:
-        from evaluator.training.prompt_stream import PromptStream, streamed_dataset
-
         stream = PromptStream(dataset.to_list(), cfg.dynamic_sampling, cfg.seed, key=lambda r: prompt_key(r["prompt"]))
         dataset = streamed_dataset(stream)
     return dataset, lengths, stream

@@ -9,12 +9,11 @@ from typing import Any
 
 from evaluator.core.outputs import append_jsonl_rows
 from evaluator.domains.base import completion_text
+from evaluator.training.algorithms import trl_classes
 
 
 def trainer_class(algorithm: str = "grpo") -> type:
     """TRL's GRPOTrainer or RLOOTrainer (same logging layout) with the run's own logging added."""
-    from evaluator.training.algorithms import trl_classes
-
     _, base = trl_classes(algorithm)
 
     class EvaluatorTrainer(base):  # type: ignore[misc, valid-type]

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evaluator.core.generation import GenerationSettings
 from evaluator.domains.base import DomainPack
-from evaluator.models.generation import GenerationSettings
 
 EVAL_KEYS = ("eval/accuracy", "eval/format_rate")
 

@@ -12,6 +12,7 @@ resolved config from a temporary YAML file, so the children see exactly what the
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -21,12 +22,15 @@ from typing import Any
 
 import yaml
 
-from evaluator.training.config import ConfigError, TrainConfig
+from evaluator.core.threads import share
+from evaluator.models.loading import resolve_precision
+from evaluator.training.config import TrainConfig, TrainingError
+from evaluator.training.config.scale import launch_kind, resolve_launch_config
 from evaluator.training.distributed import LAUNCHED_ENV, launched_child
-from evaluator.training.run_setup import TrainingError
+from evaluator.training.memory.oom import warn_if_plan_exceeds
+from evaluator.training.run_setup import check_model_available, prepare_run_dir
+from evaluator.training.vllm_options import require_vllm
 
-CONFIG_DIR = Path(__file__).with_name("launch_configs")
-LAUNCH_CONFIGS = {"ddp": "ddp.yaml", "fsdp": "fsdp.yaml", "zero2": "zero2.yaml", "zero3": "zero3.yaml"}
 DEEPSPEED_HINT = "pip install 'evaluator[deepspeed]' (DeepSpeed is an optional extra)"
 
 
@@ -37,44 +41,6 @@ class LaunchError(TrainingError):
 def needs_launch(cfg: TrainConfig) -> bool:
     """A run asks for several processes and this is not already one of them (ours, or a launcher's)."""
     return cfg.num_processes > 1 and not launched_child() and int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
-
-
-def resolve_launch_config(name: str | None) -> Path:
-    """A shipped config by name (ddp, fsdp, zero2, zero3; default ddp) or the user's own YAML file."""
-    key = (name or "ddp").strip()
-    if key.lower() in LAUNCH_CONFIGS:
-        return CONFIG_DIR / LAUNCH_CONFIGS[key.lower()]
-    path = Path(key).expanduser()
-    if not path.is_file():
-        raise ConfigError(
-            f"--launch-config {name!r} is neither one of {', '.join(LAUNCH_CONFIGS)} nor an existing "
-            "accelerate config file"
-        )
-    return path
-
-
-def launch_kind(path: Path) -> str:
-    """``ddp``, ``fsdp``, ``zero2``, ``zero3`` … read from the accelerate config's own fields."""
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--launch-config {path} is not a readable YAML file: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise ConfigError(f"--launch-config {path} must hold an accelerate config mapping")
-    kind = str(doc.get("distributed_type", "MULTI_GPU")).upper()
-    if kind == "DEEPSPEED":
-        return f"zero{(doc.get('deepspeed_config') or {}).get('zero_stage', 2)}"
-    return {"FSDP": "fsdp", "MULTI_GPU": "ddp", "MULTI_CPU": "ddp", "NO": "ddp"}.get(kind, kind.lower())
-
-
-def validate_launch(cfg: TrainConfig) -> None:
-    """Config-level checks (no hardware needed): process count and the config file."""
-    if not isinstance(cfg.num_processes, int) or cfg.num_processes < 1:
-        raise ConfigError(f"num_processes must be a whole number ≥ 1, not {cfg.num_processes!r}")
-    if cfg.launch_config is not None:
-        if cfg.num_processes == 1:
-            raise ConfigError("--launch-config needs --num-processes 2 or more")
-        launch_kind(resolve_launch_config(cfg.launch_config))
 
 
 def check_hardware(cfg: TrainConfig, cuda: bool, gpus: int) -> str:
@@ -118,8 +84,6 @@ def child_env(cfg: TrainConfig, *, cuda: bool) -> dict[str, str]:
     env[LAUNCHED_ENV] = "1"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     if not cuda:  # share the cores instead of every process starting one thread per core
-        from evaluator.core.threads import share
-
         env["OMP_NUM_THREADS"] = share(cfg.num_processes)
     return env
 
@@ -142,14 +106,7 @@ def launch(cfg: TrainConfig, *, cuda: bool, port: int | None = None) -> int:
 
 def train_launched(cfg: TrainConfig, *, console: Any = None) -> dict[str, Any]:
     """The parent's side: plan and check the output folder once, launch, then return rank 0's summary."""
-    import json
-
-    import torch
-
-    from evaluator.models.loading import resolve_precision
-    from evaluator.training.memory.oom import warn_if_plan_exceeds
-    from evaluator.training.run_setup import check_model_available, prepare_run_dir
-    from evaluator.training.vllm_options import require_vllm
+    import torch  # heavy: imported when a run starts
 
     precision = resolve_precision(cfg.quantize)
     cuda = precision.device == "cuda"

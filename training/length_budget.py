@@ -17,6 +17,7 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack
 from evaluator.models.chat_format import ChatFormat
+from evaluator.training.config import TrainingError
 
 SAMPLE_ROWS = 64
 """Rows measured (a random sample, seeded): enough for a 95th percentile, seconds even for long prompts."""
@@ -129,8 +130,6 @@ def sft_max_length(budget: LengthBudget, given: int | None) -> int:
     A given length that would cut a sampled reference answer stops the run (a cut answer teaches the model
     never to finish one); the message names the length needed.
     """
-    from evaluator.training.run_setup import TrainingError
-
     if given is None:
         return budget.sft_length()
     if budget.example_max > given:

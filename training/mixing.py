@@ -18,6 +18,9 @@ from typing import Any
 
 from evaluator.domains.base import DomainPack, RewardFn
 from evaluator.domains.registry import get_pack
+from evaluator.models.chat_format import chat_format, fold_dataset
+from evaluator.training.rewards import named_reward
+from evaluator.training.sft_data import sft_dataset, with_chat_format
 
 PASS_THROUGH = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
 
@@ -38,8 +41,6 @@ def probabilities(mix: list[float]) -> list[float]:
 
 def pack_rows(pack: DomainPack, cfg: Any, split: str, fmt: Any = None) -> Any:
     """One pack's rows as ``prompt, pack, payload`` (the prompt folded for the chat format when given)."""
-    from evaluator.models.chat_format import fold_dataset
-
     style = pack.check_style(cfg.style if cfg.style in pack.styles else None)
     data = pack.dataset(cfg.data if cfg.data and not is_mixed(cfg.domain) else None, split, style=style,
                         language=cfg.language if cfg.language in pack.languages else None, limit=cfg.limit, seed=cfg.seed)
@@ -56,8 +57,6 @@ def pack_rows(pack: DomainPack, cfg: Any, split: str, fmt: Any = None) -> Any:
 def mixed_dataset(cfg: Any, tokenizer: Any, split: str) -> Any:
     """The packs' rows interleaved by ``cfg.mix`` (seeded), every pack's prompts in its own chat format."""
     import datasets
-
-    from evaluator.models.chat_format import chat_format
 
     parts = []
     for name in pack_names(cfg.domain):
@@ -107,8 +106,6 @@ def mixed_rewards(cfg: Any) -> tuple[list[str], list[RewardFn], list[float]]:
     batch|none`` and the best-reward adapter would follow the fund prompts. Divided by its pack's total, every
     row's reward is its rubric's weighted mean: 0..1 for every pack, the rubric's proportions kept.
     """
-    from evaluator.training.grpo import named_reward
-
     names: list[str] = []
     funcs: list[RewardFn] = []
     weights: list[float] = []
@@ -135,9 +132,6 @@ def mixed_rewards(cfg: Any) -> tuple[list[str], list[RewardFn], list[float]]:
 def mixed_sft_dataset(cfg: Any, tokenizer: Any) -> Any:
     """SFT pairs of every pack (reference solutions in each pack's format), interleaved by ``cfg.mix``."""
     import datasets
-
-    from evaluator.models.chat_format import chat_format
-    from evaluator.training.sft import sft_dataset, with_chat_format
 
     parts = []
     for name in pack_names(cfg.domain):

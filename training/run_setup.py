@@ -13,14 +13,11 @@ from typing import Any
 
 from evaluator.core.outputs import OutputExistsError, dumps
 from evaluator.models.hardware import hardware_defaults
-from evaluator.models.loading import Precision, load_model
-from evaluator.training.config import TrainConfig, report_to, trl_kwargs
+from evaluator.models.loading import Precision, load_model, model_source, resolve_precision
+from evaluator.training.config import TrainConfig, TrainingError, report_to, trl_kwargs
+from evaluator.training.trl_fields import checked_overrides
 
 CHECKPOINT_PREFIX = "checkpoint-"
-
-
-class TrainingError(RuntimeError):
-    """A run cannot start or continue; the message says what to change."""
 
 
 def prepare_run_dir(cfg: TrainConfig) -> Path:
@@ -128,8 +125,6 @@ callers, and the lookup (a hub probe for a remote id) runs once."""
 
 def check_model_available(cfg: TrainConfig) -> None:
     """Fail within seconds, before a run folder or dataset is made, when the model cannot be loaded here."""
-    from evaluator.models.loading import model_source
-
     check_trackers(cfg)
     base, _, role, flag = starting_model(cfg)
     if base not in _FOUND_MODELS:
@@ -162,8 +157,6 @@ def load_policy(cfg: TrainConfig) -> LoadedPolicy:
 def planned_policy(cfg: TrainConfig, precision: Precision | None = None) -> LoadedPolicy:
     """The policy's settings (device, precision, optimizer, checkpointing) decided without loading a weight,
     so the whole TRL config can be built and checked before anything loads. Model and tokenizer are None."""
-    from evaluator.models.loading import resolve_precision
-
     precision = precision or resolve_precision(cfg.quantize)
     hw = hardware_defaults(precision.device, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing)
     return LoadedPolicy(None, None, precision, hw.optim, hw.gradient_checkpointing)
@@ -206,8 +199,6 @@ def check_trackers(cfg: TrainConfig) -> None:
 def trainer_kwargs(cfg: TrainConfig, out: Path, policy: LoadedPolicy, target: type, trainer: str) -> dict[str, Any]:
     """TRL config arguments: the declared fields (:func:`trl_kwargs`) plus what the run derives (paths,
     precision, optimizer, trackers), shared by GRPO and SFT."""
-    from evaluator.training.trl_fields import checked_overrides
-
     p = policy.precision
     return {
         **checked_overrides(cfg, trainer),  # the run's `trl:` mapping, under everything the project declares

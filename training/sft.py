@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.outputs import atomic_write_json
-from evaluator.domains.base import DomainPack
 from evaluator.domains.registry import get_pack
-from evaluator.models.chat_format import ChatFormat, chat_format, fold_dataset
+from evaluator.models.chat_format import chat_format
 from evaluator.training.callbacks import MetricsLogger, RichProgress, SaveLastStep, StepTimer
 from evaluator.training.config import TrainConfig, save_config
 from evaluator.training.length_budget import measure, sft_max_length
+from evaluator.training.mixing import is_mixed, mix_record, mixed_sft_dataset, pack_names
 from evaluator.training.run_setup import (
     TrainingError,
     check_model_available,
@@ -26,39 +26,8 @@ from evaluator.training.run_setup import (
     save_model_atomically,
     trainer_kwargs,
 )
-
-
-def sft_dataset(pack: DomainPack, cfg: TrainConfig, style: str, fmt: ChatFormat | None = None) -> Any:
-    """Prompt-completion pairs (conversational) from the pack's reference solutions, in ``fmt`` when given."""
-    data = pack.dataset(
-        cfg.data, cfg.split, style=style, language=cfg.language, limit=cfg.limit, seed=cfg.seed
-    )
-    if len(data) == 0:
-        raise TrainingError(f"the {pack.name} data {cfg.data or '(default)'} has no rows in split {cfg.split!r} to train on")
-    first = pack.reference_solution(data[0], style=style)
-    if first is None:
-        raise TrainingError(
-            f"the {pack.name} pack has no reference solutions, so there is nothing to imitate; "
-            "use `evaluator train` (GRPO) directly"
-        )
-
-    def to_pair(row: dict[str, Any]) -> dict[str, Any]:
-        return {"completion": [{"role": "assistant", "content": pack.reference_solution(row, style=style)}]}
-
-    data = data.map(to_pair)
-    return with_chat_format(data, fmt) if fmt is not None else data
-
-
-def with_chat_format(data: Any, fmt: ChatFormat) -> Any:
-    """Prompts folded where the template needs it; the template arguments in TRL's per-row column.
-
-    SFTTrainer renders the rows itself and reads extra template arguments only from a
-    ``chat_template_kwargs`` column, so that is where the thinking switch goes.
-    """
-    if fmt.template_kwargs:
-        kwargs = dict(fmt.template_kwargs)
-        data = data.map(lambda _row: {"chat_template_kwargs": kwargs})
-    return fold_dataset(data, fmt)
+from evaluator.training.sft_data import sft_dataset, with_chat_format
+from evaluator.training.trl_checks import check_run, recorded
 
 
 def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict[str, Any]:
@@ -66,9 +35,6 @@ def sft(cfg: TrainConfig, *, console: Any = None, progress: bool = True) -> dict
     import datasets
 
     datasets.disable_progress_bars()  # Rich progress is the one progress display
-    from evaluator.training.mixing import is_mixed, mix_record, mixed_sft_dataset, pack_names
-    from evaluator.training.trl_checks import check_run, recorded
-
     check_run(cfg, "sft")  # the whole SFTConfig, before the model, data or run folder
     mixed = is_mixed(cfg.domain)
     pack = get_pack(pack_names(cfg.domain)[0])

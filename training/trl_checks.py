@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.training.config import ConfigError, TrainConfig
+from evaluator.training.algorithms import grpo_args
+from evaluator.training.config import ConfigError, SFTRunConfig, TrainConfig
+from evaluator.training.run_setup import planned_policy, trainer_kwargs
+from evaluator.training.trl_fields import TRL_CLASSES, check_declared, config_class
 
 RATIO_ONE_LOSSES = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
 """TRL 1.16 losses that clip the importance ratio with epsilon / epsilon_high (and cap it with delta)."""
@@ -21,8 +24,6 @@ NO_CLIP_LOSSES = ("sapo", "vespo")
 
 def trainer_name(cfg: TrainConfig) -> str:
     """The TRL trainer the run uses: grpo, rloo or sft."""
-    from evaluator.training.config import SFTRunConfig
-
     return "sft" if isinstance(cfg, SFTRunConfig) else cfg.algorithm
 
 
@@ -32,9 +33,6 @@ def build_args(cfg: TrainConfig, trainer: str | None = None, out: Path | None = 
     The chat format's template arguments and the reward weights are filled once the model's tokenizer and the
     rewards exist; neither can make TRL refuse a config.
     """
-    from evaluator.training.run_setup import planned_policy, trainer_kwargs
-    from evaluator.training.trl_fields import TRL_CLASSES, check_declared, config_class
-
     trainer = trainer or trainer_name(cfg)
     check_declared(cfg, trainer)
     out = out or Path(cfg.output_dir)
@@ -43,8 +41,6 @@ def build_args(cfg: TrainConfig, trainer: str | None = None, out: Path | None = 
         if trainer == "sft":
             cls = config_class("sft")
             return cls(**trainer_kwargs(cfg, out, policy, cls, "sft"))
-        from evaluator.training.grpo import grpo_args
-
         return grpo_args(cfg, out, policy, None)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):

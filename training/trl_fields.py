@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.training.config import ConfigError, field_kinds
+from evaluator.core.outputs import atomic_write_text
+from evaluator.models.loading import cache_dir
+from evaluator.training.config.declaration import TRL_FAMILIES, field_kinds, trl_names
+from evaluator.training.config.errors import ConfigError
 
 TRL_CLASSES = {"grpo": "GRPOConfig", "rloo": "RLOOConfig", "sft": "SFTConfig"}
 _MARKERS = re.compile(r"(?:Supported values are|Possible values are|Must be one of)\s*:?", re.IGNORECASE)
@@ -129,8 +132,6 @@ def _cache_path(trainer: str) -> Path | None:
     """The schema of this TRL + transformers pair, read once: importing TRL takes seconds, a bad value should not."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from evaluator.models.loading import cache_dir
-
     try:
         tag = f"trl-{version('trl')}-transformers-{version('transformers')}-v{SCHEMA_VERSION}"
     except PackageNotFoundError:
@@ -155,8 +156,6 @@ def schema(trainer: str) -> dict[str, TrlField]:
             pass  # unreadable: read TRL again and rewrite it
     out = _from_trl(trainer)
     if path is not None:
-        from evaluator.core.outputs import atomic_write_text
-
         doc = {n: {"kinds": list(f.kinds), "nullable": f.nullable, "default": f.default,
                    "choices": list(f.choices) if f.choices is not None else None} for n, f in out.items()}  # fmt: skip
         with contextlib.suppress(OSError):  # a read-only cache only costs the next run the import
@@ -222,8 +221,6 @@ def _kind_text(kinds: set[type], nullable: bool) -> str:
 
 def reserved(cfg_cls: type, trainer: str = "grpo") -> dict[str, str]:
     """TRL names the run sets itself → the project's flag (or the reason) to point a ``trl:`` key to."""
-    from evaluator.training.config import TRL_FAMILIES, trl_names
-
     out = {name: f"set it with --{field.replace('_', '-')} ({field}: in the YAML)"
            for field, name in trl_names(cfg_cls, (*TRL_FAMILIES[trainer], "derived")).items()}  # fmt: skip
     for name in ("bf16", "fp16", "use_cpu"):
@@ -269,8 +266,6 @@ def checked_overrides(cfg: Any, trainer: str) -> dict[str, Any]:
 def check_declared(cfg: Any, trainer: str) -> None:
     """The project's own fields that TRL gives allowed values for (``loss_type``, ``scale_rewards``, ``optim``
     …) checked against the installed TRL, so a typo is told before anything loads."""
-    from evaluator.training.config import TRL_FAMILIES, trl_names
-
     fields = schema(trainer)
     for field, name in trl_names(type(cfg), (*TRL_FAMILIES[trainer], "derived")).items():
         spec = fields.get(name)

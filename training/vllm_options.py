@@ -14,10 +14,9 @@ from typing import Any
 
 from packaging.version import Version
 
-from evaluator.training.config import ConfigError, TrainConfig
-from evaluator.training.run_setup import TrainingError
+from evaluator.training.config import TrainConfig, TrainingError
+from evaluator.training.config.scale import vllm_mode
 
-VLLM_MODES = ("colocate", "server")
 VLLM_MIN, VLLM_MAX = Version("0.22.0"), Version("0.31.0")
 """The vLLM releases TRL 1.16 accepts (``trl.import_utils.is_vllm_available``)."""
 INSTALL_HINT = (
@@ -29,47 +28,6 @@ INSTALL_HINT = (
 
 class VLLMUnavailable(TrainingError):
     """``--use-vllm`` was asked for where vLLM cannot run."""
-
-
-def vllm_mode(cfg: TrainConfig) -> str:
-    return cfg.vllm_mode or "colocate"
-
-
-def validate_vllm(cfg: TrainConfig) -> None:
-    """Config-level checks: known mode, utilisation in (0, 1] and for colocate only, server flags for server."""
-    given = {
-        "--vllm-mode": cfg.vllm_mode,
-        "--vllm-server-host": cfg.vllm_server_host,
-        "--vllm-server-port": cfg.vllm_server_port,
-        "--vllm-gpu-memory-utilization": cfg.vllm_gpu_memory_utilization,
-        "--vllm-sleep-mode": cfg.vllm_enable_sleep_mode or None,
-    }
-    if not cfg.use_vllm:
-        named = [flag for flag, value in given.items() if value is not None]
-        if named:
-            raise ConfigError(f"{', '.join(named)} only applies with --use-vllm")
-        return
-    mode = vllm_mode(cfg)
-    if mode not in VLLM_MODES:
-        raise ConfigError(f"vllm_mode must be colocate or server, not {cfg.vllm_mode!r}")
-    util = cfg.vllm_gpu_memory_utilization
-    if util is not None:
-        if mode != "colocate":
-            raise ConfigError(
-                "--vllm-gpu-memory-utilization applies to colocate mode only; in server mode pass it to "
-                "`evaluator vllm-serve --gpu-memory-utilization` instead"
-            )
-        if isinstance(util, bool) or not isinstance(util, (int, float)) or not 0 < util <= 1:
-            raise ConfigError(f"vllm_gpu_memory_utilization must be a fraction in (0, 1], not {util!r}")
-    if mode == "colocate":
-        if cfg.vllm_server_host is not None or cfg.vllm_server_port is not None:
-            raise ConfigError("--vllm-server-host/--vllm-server-port apply to --vllm-mode server only")
-    else:
-        if cfg.vllm_enable_sleep_mode:
-            raise ConfigError("--vllm-sleep-mode applies to colocate mode only (the server has its own card)")
-        port = cfg.vllm_server_port
-        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
-            raise ConfigError(f"vllm_server_port must be a TCP port 1–65535, not {port!r}")
 
 
 def vllm_kwargs(cfg: TrainConfig) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from evaluator.training.run_setup import TrainingError
+from evaluator.models.loading import model_source
+from evaluator.training.config import TrainingError
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,6 @@ class ServeOptions:
 
 def resolved_model_path(model: str) -> str:
     """The folder (or hub id) that vLLM should load: presets, ``tiny`` and cached hub ids resolved locally."""
-    from evaluator.models.loading import model_source
-
     src, _ = model_source(model)
     return src.path
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import typer
 
-from evaluator.app.config_options import generation_option, with_generation_options, with_metric_options
+from evaluator.app.config_options import with_metric_options
+from evaluator.core.cli_options import flag, group, options_command
 from evaluator.core.console import console, err_console, fail
-from evaluator.models.generation import GenerationSettings
+from evaluator.core.generation import GenerationSettings, ModelRef
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
@@ -16,7 +20,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     from evaluator.core.outputs import OutputExistsError
     from evaluator.core.schemas import SchemaError
     from evaluator.domains.base import PackError
-    from evaluator.evaluation.generate import GenerationError
+    from evaluator.evaluation.backends import GenerationError
 
     return (
         PackError,
@@ -50,53 +54,64 @@ def _pack(domain: str, metric_options: dict):
     return _run(pack.configure_metrics, **given)
 
 
-def eval_cmd(
-    domain: str = typer.Option(..., help="Domain pack (`evaluator domains list`)."),
-    model: str = typer.Option(..., help="Preset, tiny, hub id or local path."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for report.json and samples.jsonl."),
-    adapter: Path = typer.Option(None, help="LoRA adapter folder (e.g. RUN/final)."),
-    data: str = typer.Option(
-        None,
-        help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's.",
-    ),
-    split: str = typer.Option("test", help="Dataset split."),
-    limit: int = typer.Option(None, help="Evaluate only the first N items."),
-    generation: GenerationSettings | None = None,
-    style: str = typer.Option(
-        None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's)."
-    ),
-    language: str = typer.Option(
-        None, help="System prompt language, one of the pack's (default: its first)."
-    ),
-    backend: str = typer.Option("hf", help="hf (anywhere) or vllm (CUDA with vllm installed)."),
-    quantize: str = typer.Option(None, help="4bit or none (default: 4bit on CUDA, none on CPU)."),
-    extract: str = typer.Option("strict", help="Which reading fills samples' extracted/correct."),
-    seed: int = generation_option("seed"),
-    force: bool = typer.Option(
-        False, "--force", help="Replace a non-empty --out folder (written beside it, swapped in when complete)."
-    ),
-    metric_options: dict | None = None,
-) -> None:
+@dataclass(frozen=True)
+class EvalOptions:
+    """Every flag of ``evaluator eval``: the model (``ModelRef``) and decoding (``GenerationSettings``) come from
+    their declarations; the pack, items and output are this command's own."""
+
+    domain: str = flag(typer.Option(..., help="Domain pack (`evaluator domains list`)."))
+    model: ModelRef = group(ModelRef, ("model", "adapter", "backend", "quantize"))
+    out: Path = flag(typer.Option(..., "--out", "-o", help="Folder for report.json and samples.jsonl."))
+    data: str | None = flag(
+        typer.Option(
+            None,
+            help="The pack's data source (`evaluator domains list` shows what each pack takes); default: the pack's.",
+        )
+    )
+    split: str = flag(typer.Option("test", help="Dataset split."))
+    limit: int | None = flag(typer.Option(None, help="Evaluate only the first N items."))
+    generation: GenerationSettings = group(GenerationSettings, [f.name for f in dataclasses.fields(GenerationSettings)])
+    style: str | None = flag(
+        typer.Option(None, help="Prompt style (`evaluator domains list` shows each pack's; default: the rubric's).")
+    )
+    language: str | None = flag(
+        typer.Option(None, help="System prompt language, one of the pack's (default: its first).")
+    )
+    extract: str = flag(typer.Option("strict", help="Which reading fills samples' extracted/correct."))
+    force: bool = flag(
+        typer.Option(
+            False, "--force", help="Replace a non-empty --out folder (written beside it, swapped in when complete)."
+        )
+    )
+
+    flag_order: ClassVar[tuple[str, ...]] = (
+        "domain", "model", "out", "adapter", "data", "split", "limit", "samples", "temperature", "top_p", "top_k",
+        "batch_size", "max_new_tokens", "style", "language", "backend", "quantize", "extract", "seed", "force",
+    )  # fmt: skip
+
+
+def eval_cmd(opts: EvalOptions, metric_options: dict | None = None) -> None:
     """Generate with a model (+ adapter) on a pack's data and grade with the pack's own grader."""
     from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
+    from evaluator.evaluation.inputs import Items, ReportFolder
     from evaluator.evaluation.report import render_report
 
-    _check_extract(extract)
-    if adapter is not None and not adapter.is_dir():
+    _check_extract(opts.extract)
+    adapter = opts.model.adapter
+    if adapter is not None and not Path(adapter).is_dir():
         fail(f"adapter folder {adapter} does not exist")
-    pack = _pack(domain, metric_options or {})
+    pack = _pack(opts.domain, metric_options or {})
     report = _run(
         evaluate,
         pack,
-        ModelRef(model, adapter=adapter, quantize=quantize, backend=backend),
-        Items(data=data, split=split, limit=limit, style=style, language=language),
-        generation,  # its seed is --seed, which also seeds the data sample and the bootstrap
-        extract=extract,
-        out=ReportFolder(out, force=force),
+        opts.model,
+        Items(data=opts.data, split=opts.split, limit=opts.limit, style=opts.style, language=opts.language),
+        opts.generation,  # its seed is --seed, which also seeds the data sample and the bootstrap
+        extract=opts.extract,
+        out=ReportFolder(opts.out, force=opts.force),
     )
     render_report(report, console)
-    console.print(f"wrote {out / 'report.json'} and {out / 'samples.jsonl'}")
+    console.print(f"wrote {opts.out / 'report.json'} and {opts.out / 'samples.jsonl'}")
 
 
 def score_cmd(
@@ -166,6 +181,6 @@ def compare_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval")(with_metric_options(with_generation_options(eval_cmd)))
+    app.command("eval")(with_metric_options(options_command(EvalOptions)(eval_cmd)))
     app.command("score")(with_metric_options(score_cmd))
     app.command("compare")(compare_cmd)

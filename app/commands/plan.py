@@ -58,8 +58,8 @@ def print_plan(
 
     s = plan.settings
     title = (
-        f"{plan.model}: {s.quantize}, LoRA r={s.lora_rank if s.lora else '-'}, batch {s.per_device_batch}×"
-        f"{s.grad_accum} accumulation, {s.num_generations} generations × {s.completion_length} tokens, "
+        f"{plan.model}: {s.quantize}, LoRA r={s.lora_r if s.lora else '-'}, batch {s.per_device_train_batch_size}×"
+        f"{s.gradient_accumulation_steps} accumulation, {s.num_generations} generations × {s.max_completion_length} tokens, "
         f"checkpointing {'on' if s.gradient_checkpointing else 'off'}"
     )
     table = Table(title=title, title_justify="left")
@@ -136,7 +136,7 @@ def plan_run(overrides: dict[str, Any], config: Path | None, extra: dict[str, An
         )
         if judge:
             settings = settings.replace(
-                judge=JudgeSettings(model=judge, quantize=extra["judge_quantize"], batch_size=extra["judge_batch"])
+                local_judge=JudgeSettings(model=judge, quantize=extra["judge_quantize"], batch_size=extra["judge_batch"])
             )
         plan = estimate(arch_for(cfg.model), settings)
         gpu_bytes = gpu_mem * GIB if gpu_mem is not None else None

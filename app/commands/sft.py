@@ -30,8 +30,8 @@ def run_sft(overrides: dict[str, Any], config: Path | None, _: dict[str, Any]) -
     """Load the config, train, report; expected failures become one clear message."""
     from evaluator.core.outputs import OutputExistsError
     from evaluator.domains.base import PackError
-    from evaluator.training.config import ConfigError
-    from evaluator.training.run_setup import TrainingError, check_model_available
+    from evaluator.training.config import ConfigError, TrainingError
+    from evaluator.training.run_setup import check_model_available
 
     try:
         cfg = resolve_config(config, overrides)

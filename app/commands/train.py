@@ -13,9 +13,9 @@ def run_training(overrides: dict, config: Path | None) -> dict:
     """Load config, run, and turn expected failures into one clear message."""
     from evaluator.core.outputs import OutputExistsError
     from evaluator.domains.base import PackError
-    from evaluator.training.config import ConfigError, load_config
+    from evaluator.training.config import ConfigError, TrainingError, load_config
     from evaluator.training.memory.oom import TrainingOOM
-    from evaluator.training.run_setup import TrainingError, check_model_available
+    from evaluator.training.run_setup import check_model_available
 
     try:
         cfg = load_config(config, overrides)

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the student with `trl vllm-serve` for `evaluator train --use-vllm --vllm-mode server`."""
         from evaluator.models.source import ModelNotAvailable
-        from evaluator.training.run_setup import TrainingError
+        from evaluator.training.config import TrainingError
         from evaluator.training.vllm_options import INSTALL_HINT, VLLM_MAX, VLLM_MIN, installed_vllm
         from evaluator.training.vllm_server import ServeOptions, serve_command
 

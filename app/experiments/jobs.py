@@ -19,6 +19,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings, ModelRef
+from evaluator.core.outputs import atomic_write_json
+from evaluator.evaluation.harness import evaluate
+from evaluator.evaluation.inputs import Items, ReportFolder
+from evaluator.evaluation.policy import grade_policy
+from evaluator.training.config import TrainConfig, validate
+from evaluator.training.grpo import train
+from evaluator.training.mixing import pack_names
+from evaluator.training.run_setup import starting_model
+from evaluator.training.sft import sft
+
 JOB_FILE = "job.json"
 SPEC_FILE = "job_spec.json"
 WARM = "_warm_start"
@@ -65,8 +76,6 @@ class Job:
 
 
 def _defaults() -> dict[str, Any]:
-    from evaluator.training.config import TrainConfig
-
     return TrainConfig().to_dict()
 
 
@@ -107,8 +116,6 @@ def _peak_memory_mib() -> float | None:
 
 def _eval_target(cfg: Any) -> tuple[str, str | None]:
     """(model, adapter) to evaluate a finished run: its adapter on its starting model, or its full weights."""
-    from evaluator.training.run_setup import starting_model
-
     final = Path(cfg.output_dir) / "final"
     if not cfg.lora:
         return str(final), None
@@ -131,31 +138,17 @@ def run_job(spec_path: Path) -> int:
         record["traceback"] = traceback.format_exc()[-4000:]
     record["wall_seconds"] = round(time.perf_counter() - t0, 3)
     record.setdefault("cost", {})["peak_memory_mib"] = _peak_memory_mib()
-    from evaluator.core.outputs import atomic_write_json
-
     atomic_write_json(out / JOB_FILE, record)
     return 0 if record["status"] == "ok" else 1
 
 
 def _train_and_eval(job: Job, out: Path) -> dict[str, Any]:
-    from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ModelRef, ReportFolder
-    from evaluator.models.generation import GenerationSettings
-    from evaluator.training.config import TrainConfig
-    from evaluator.training.config_checks import validate
-    from evaluator.training.mixing import pack_names
-
     cfg = TrainConfig(**job.config)
     validate(cfg)
     t_train = time.perf_counter()
     if job.kind in ("warm", "sft"):
-        from evaluator.training.sft import sft
-
         summary = sft(cfg, progress=False)
     else:
-        from evaluator.evaluation.policy import grade_policy
-        from evaluator.training.grpo import train
-
         summary = train(cfg, progress=False, grade_policy=grade_policy)
     train_wall = time.perf_counter() - t_train
     model, adapter = _eval_target(cfg)
@@ -212,8 +205,6 @@ def cost_of(summary: dict[str, Any], train_wall: float, eval_wall: float) -> dic
 
 def write_spec(job: Job) -> Path:
     """The child's instructions, inside its run folder."""
-    from evaluator.core.outputs import atomic_write_json
-
     path = Path(job.run_dir) / SPEC_FILE
     atomic_write_json(path, {"job": asdict(job), "hash": job.digest()})
     return path

@@ -18,6 +18,7 @@ import numpy as np
 
 from evaluator.app.experiments.jobs import WARM
 from evaluator.app.experiments.spec import ExperimentSpec
+from evaluator.core.outputs import read_jsonl
 from evaluator.core.schemas import load_schema, validate_or_raise
 from evaluator.evaluation import stats
 from evaluator.evaluation.compare import declared_metrics, item_metrics
@@ -188,8 +189,6 @@ def _comparisons(spec: ExperimentSpec, loaded: dict[str, Any], declared: dict[st
 
 def held_out_curve(run_dir: str | None) -> list[dict[str, float]]:
     """(step, training seconds, held-out accuracy) at each in-training evaluation (``eval_every``) of a run."""
-    from evaluator.core.outputs import read_jsonl
-
     path = Path(run_dir or "") / "metrics.jsonl"
     if not run_dir or not path.is_file():
         return []

@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.app.experiments.jobs import JOB_FILE, WARM, Job, read_job, reusable, write_spec
+from evaluator.app.experiments.report import render_markdown
+from evaluator.app.experiments.results import RESULTS_NAME, build_results
 from evaluator.app.experiments.spec import ExperimentSpec, arm_fields, build_config
+from evaluator.core.outputs import atomic_write_json, atomic_write_text
+from evaluator.core.threads import share
 
 SFT_OPEN_STEPS = 1_000_000
 """max_steps of a time-budgeted SFT arm: the budget, not the step count, ends it."""
@@ -119,8 +123,6 @@ def _start(job: Job, slot: int, slots: int, out: Path) -> tuple[subprocess.Popen
     spec_path = write_spec(job)
     env = dict(os.environ)
     if slots > 1:
-        from evaluator.core.threads import share
-
         env["OMP_NUM_THREADS"] = share(slots)  # the command's thread budget split between the jobs
         gpus = env.get("EVALUATOR_EXPERIMENT_GPUS")  # e.g. "0,1": one job per GPU in turn
         if gpus:
@@ -161,10 +163,6 @@ def _failed(job: Job, error: str) -> dict[str, Any]:
 
 def finish(spec: ExperimentSpec, out: Path, records: dict[str, dict[str, Any]], spec_text: str) -> dict[str, Any]:
     """Write ``results.json`` (validated) and ``results.md`` from the job records."""
-    from evaluator.app.experiments.report import render_markdown
-    from evaluator.app.experiments.results import RESULTS_NAME, build_results
-    from evaluator.core.outputs import atomic_write_json, atomic_write_text
-
     results = build_results(spec, records, spec_text)
     atomic_write_json(out / RESULTS_NAME, results)
     atomic_write_text(out / "results.md", render_markdown(results))

@@ -14,8 +14,9 @@ from typing import Any
 
 import yaml
 
-from evaluator.training.config import ConfigError, TrainConfig
-from evaluator.training.config_checks import check_types, coerce, validate
+from evaluator.training.config import ConfigError, TrainConfig, check_types, coerce, validate
+from evaluator.training.judges import JudgeSpec
+from evaluator.training.trl_checks import build_args, idle_settings
 
 TOP_KEYS = ("name", "base", "warm_start", "eval", "seeds", "baseline", "arms", "grid")
 EVAL_KEYS = {"split": str, "limit": int, "data": str, "batch_size": int, "max_new_tokens": int}
@@ -219,8 +220,6 @@ def _resolve_problems(spec: ExperimentSpec) -> list[str]:
         try:
             build_config(values, output_dir="unused", seed=spec.seeds[0])
             if values.get("judge"):
-                from evaluator.training.judges import JudgeSpec
-
                 JudgeSpec.from_dict(values["judge"])
         except (ConfigError, TypeError, ValueError) as exc:
             problems.append(f"{where}: {exc}")
@@ -239,8 +238,6 @@ def _has_budget(arm: Arm) -> bool:
 def trl_problems(spec: ExperimentSpec) -> tuple[list[str], list[str]]:
     """Every arm (and the warm start) turned into its TRL config object, as a run would be before it loads
     anything: (problems, warnings about settings that would do nothing), each naming its arm."""
-    from evaluator.training.trl_checks import build_args, idle_settings
-
     problems: list[str] = []
     warnings: list[str] = []
     places = [(f"arms.{a.name}", arm_fields(spec, a), a.algorithm) for a in spec.arms]

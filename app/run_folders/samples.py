@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.app.run_folders.jsonl import IndexCache, JsonlIndex, Row
+from evaluator.domains.registry import get_pack
 
 PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
@@ -190,8 +191,6 @@ class JudgeIndex:
 
 @lru_cache(maxsize=16)
 def _pack(domain: str) -> Any:
-    from evaluator.domains.registry import get_pack
-
     return get_pack(domain)
 
 

@@ -11,37 +11,13 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, false, func, or_, select, true
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select
+from sqlalchemy.orm import Session
 
 from evaluator.app.storage import scales
 from evaluator.app.storage.apikeys import Principal
+from evaluator.app.storage.scopes import latest_for, visible
 from evaluator.app.storage.tables import FundDocument, FundResult, Run
-
-
-def visible(principal: Principal, table: Any = FundResult) -> ColumnElement[bool]:
-    if principal.admin:
-        return true()
-    terms = []
-    if principal.companies:
-        terms.append(table.company.in_(principal.companies))
-    if principal.funds:
-        terms.append(table.fund_code.in_(principal.funds))
-    return or_(*terms) if terms else false()
-
-
-def latest_for(as_of: dt.date | None) -> ColumnElement[bool]:
-    """Rows that are each fund's newest result, overall or for one as-of date."""
-    if as_of is None:
-        return FundResult.is_current.is_(True)
-    newer = aliased(FundResult)
-    latest_run = (
-        select(func.max(newer.run_id))
-        .where(newer.fund_code == FundResult.fund_code, newer.as_of == as_of)
-        .scalar_subquery()
-    )
-    return and_(FundResult.as_of == as_of, FundResult.run_id == latest_run)
-
 
 STATUSES = ("ok", "provisional", "not_rated", "error")
 """A stored result's status: rated, rated provisionally (가등급), not rated, or refused for broken data."""

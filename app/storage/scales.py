@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evaluator.app.storage.apikeys import Principal
+from evaluator.app.storage.scopes import latest_for, visible
 from evaluator.app.storage.tables import FundResult, Run
 from evaluator.methodology.rubric_scale import DEFAULT_SCALE, GradeScale, scale_of
 
@@ -67,8 +68,6 @@ class ScaleView:
 
 def in_view(session: Session, who: Principal, as_of: dt.date | None = None) -> ScaleView:
     """Scales of the batches holding the caller's newest results (or those at ``as_of``), newest batch first."""
-    from evaluator.app.storage.queries import latest_for, visible
-
     holds = select(FundResult.run_id).where(visible(who), latest_for(as_of)).distinct().scalar_subquery()
     rows = session.execute(select(Run.grade_scale).where(Run.id.in_(holds)).order_by(Run.as_of.desc(),
                                                                                      Run.id.desc()))

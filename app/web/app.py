@@ -20,13 +20,25 @@ from evaluator.app.api.errors import RateLimited, allow_header
 from evaluator.app.api.server import create_app
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
+from evaluator.app.web import auth, company_pages, exports, fund_list, fund_page, pages, uploads
 from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.cache import ScopeCache
-from evaluator.app.web.extensions import Extensions, default_extensions
+from evaluator.app.web.extensions import Extensions
 from evaluator.app.web.fonts import browser_safe_font
 from evaluator.app.web.grade_styles import grades_css
 from evaluator.app.web.plotly_style import plotly_style
 from evaluator.app.web.render import make_templates, render
+from evaluator.app.web.run_pages import runs_page_set_from_env
+
+
+def default_extensions() -> Extensions:
+    """The page sets ``evaluator serve`` includes. Add new ones here."""
+    ext = Extensions(company_ratings=company_pages.stored_company_ratings)
+    runs = runs_page_set_from_env()  # `serve --runs DIR`: the run viewer, admin keys only
+    if runs is not None:
+        ext.page_sets.append(runs)
+    return ext
+
 
 API_PREFIXES = ("/api/", "/assets/", "/docs", "/openapi.json", "/healthz")
 TITLES = {404: "찾을 수 없습니다", 403: "허용되지 않습니다", 405: "허용되지 않는 요청입니다",
@@ -102,8 +114,6 @@ def create_web_app(
     extensions: Extensions | None = None,
 ) -> FastAPI:
     """The API plus the pages. ``extensions`` adds page sets (default: :func:`default_extensions`)."""
-    from evaluator.app.web import auth, company_pages, exports, fund_list, fund_page, pages, uploads
-
     app = create_app(url, engine=engine, settings=settings)
     ext = extensions if extensions is not None else default_extensions()
     app.state.extensions = ext

@@ -3,7 +3,9 @@
 
 A new page set: write an ``APIRouter`` whose handlers depend on ``require_user`` or ``require_admin``
 (:mod:`evaluator.app.web.auth`) and answer with ``render(...)``; then list it in
-:func:`default_extensions` (what ``evaluator serve`` uses) or pass it to ``create_web_app(extensions=...)``.
+:func:`~evaluator.app.web.app.default_extensions` (what ``evaluator serve`` uses) or pass it to
+``create_web_app(extensions=...)``. This module only declares the shapes, so the page sets import it and it imports
+none of them.
 """
 
 from __future__ import annotations
@@ -40,15 +42,3 @@ CompanyRatings = Callable[[Any, Any], list[dict[str, Any]]]
 class Extensions:
     page_sets: list[PageSet] = field(default_factory=list)
     company_ratings: CompanyRatings | None = None
-
-
-def default_extensions() -> Extensions:
-    """The page sets ``evaluator serve`` includes. Add new ones here."""
-    from evaluator.app.web.company_pages import stored_company_ratings
-    from evaluator.app.web.run_pages import runs_page_set_from_env
-
-    ext = Extensions(company_ratings=stored_company_ratings)
-    runs = runs_page_set_from_env()  # `serve --runs DIR`: the run viewer, admin keys only
-    if runs is not None:
-        ext.page_sets.append(runs)
-    return ext

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from evaluator.models.chat_format import chat_format
+from evaluator.models.loading import load_model
 from evaluator.training.judges.config import JudgeSpec
 from evaluator.training.judges.outcome import JudgeOutcome
 from evaluator.training.judges.parse import JudgeParseError, parse_judgement
@@ -66,8 +67,6 @@ class LocalJudge:
         self.spec = spec
         self.model_id = spec.model
         if model is None or tokenizer is None:
-            from evaluator.models.loading import load_model
-
             model, tokenizer, _ = load_model(
                 spec.model, quantize=spec.quantize, for_training=False, role="judge model", flag="the judge's model:"
             )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.core.outputs import append_jsonl
+from evaluator.training.distributed import is_main_process
 
 LOG_NAME = "judge_evaluations.jsonl"
 SCHEMA_PACKAGE = "evaluator.training.judges"
@@ -49,8 +50,6 @@ class JudgeLog:
         self.write_errors = 0
 
     def write(self, rows: Iterable[dict[str, Any]]) -> None:
-        from evaluator.training.distributed import is_main_process
-
         if not is_main_process():  # one judge log per run: rank 0's samples
             return
         with self._lock:

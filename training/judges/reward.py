@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.domains.base import DomainPack, completion_text
+from evaluator.training.judges.api import ApiJudge
 from evaluator.training.judges.cache import JudgeCache, cache_key
 from evaluator.training.judges.config import JudgeSpec
+from evaluator.training.judges.local import LocalJudge
 from evaluator.training.judges.log import JudgeLog, redact
 from evaluator.training.judges.outcome import JudgeBackend, JudgeOutcome
 from evaluator.training.judges.prompt import build_judge_messages
@@ -270,10 +272,7 @@ def build_judge_reward(
     """A ready judge reward: reads the API key from its environment variable or loads the local judge model."""
     spec = JudgeSpec.from_dict(spec)
     if spec.kind == "api":
-        from evaluator.training.judges.api import ApiJudge
-
         key = spec.api_key()
         return JudgeReward(spec, pack, output_dir, ApiJudge(spec, key), secrets=[key] if key else [])
-    from evaluator.training.judges.local import LocalJudge
 
     return JudgeReward(spec, pack, output_dir, LocalJudge(spec))

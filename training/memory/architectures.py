@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evaluator.models.loading import TINY_NAMES, ensure_tiny
 from evaluator.models.presets import PRESETS
 from evaluator.training.memory.arch_spec import (
     FAMILIES,
@@ -220,7 +221,6 @@ def arch_for(model: str) -> ArchSpec:
     key = model.strip()
     if key.lower() in PRESET_ARCHS:
         return PRESET_ARCHS[key.lower()]
-    from evaluator.models.loading import TINY_NAMES, ensure_tiny
 
     if key.lower() in TINY_NAMES:
         return from_config_file(ensure_tiny(key.lower()), name=key.lower())

@@ -9,13 +9,12 @@ from :mod:`costs`.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from evaluator.training.memory import phases
 from evaluator.training.memory.architectures import ArchSpec
-from evaluator.training.memory.settings import GIB, PHASES, PlanError, PlanSettings, Row
+from evaluator.training.memory.settings import GIB, PHASES, PlanError, PlanSettings, Row, resolve
 from evaluator.training.memory.vllm import vllm_notes, vllm_rows
 
 
@@ -67,11 +66,10 @@ class MemoryPlan:
         return sorted(self.rows, key=lambda r: -r.bytes)[:n]
 
     def to_dict(self) -> dict[str, Any]:
-        settings = dataclasses.asdict(self.settings)
         return {
             "model": self.model,
             "architecture": self.arch.to_dict(),
-            "settings": settings,
+            "settings": self.settings.document(),
             "rows": [
                 {
                     "name": r.name,
@@ -93,11 +91,12 @@ class MemoryPlan:
 
 
 def estimate(arch: ArchSpec, settings: PlanSettings) -> MemoryPlan:
-    """Estimate the peak device memory of a GRPO run of ``arch`` with ``settings``."""
-    problems = settings.problems()
+    """Estimate the peak device memory of a GRPO run of ``arch`` with ``settings`` (what they leave to the hardware
+    decided for their device first)."""
+    s = resolve(settings)
+    problems = s.problems()
     if problems:
         raise PlanError("; ".join(problems))
-    s = settings
     reg = phases.Regime.of(s)
     sizes, train_bytes = phases.trainable(arch, s, reg)
     rows = [

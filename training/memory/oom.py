@@ -5,19 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from evaluator.training.config import TrainConfig
-
-DEFAULT_OOM_ADVICE = (
-    "Try, in this order: (1) lower --per-device-batch (per_device_train_batch_size), "
-    "(2) raise --grad-accum (gradient_accumulation_steps) to keep the effective batch, "
-    "(3) lower --lora-r, (4) shorten --max-completion-length. `evaluator plan` estimates each change."
-)
+from evaluator.training.memory.plan import OOM_ADVICE, warn_if_too_big
 
 
 def oom_advice() -> str:
-    try:
-        from evaluator.training.memory.plan import OOM_ADVICE
-    except ImportError:
-        return DEFAULT_OOM_ADVICE
     return OOM_ADVICE
 
 
@@ -47,9 +38,7 @@ def warn_if_plan_exceeds(cfg: TrainConfig, precision: Any, console: Any = None) 
     if precision.device != "cuda":
         return None
     try:
-        import torch
-
-        from evaluator.training.memory.plan import warn_if_too_big
+        import torch  # heavy: only a CUDA run gets here
 
         free, total = torch.cuda.mem_get_info()
         message = warn_if_too_big(cfg, free, gpu_total_bytes=total)

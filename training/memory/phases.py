@@ -79,7 +79,7 @@ def weight_rows(arch: ArchSpec, reg: Regime) -> list[Row]:
 def trainable(arch: ArchSpec, s: PlanSettings, reg: Regime) -> tuple[list[int], int]:
     """The trainable tensors' sizes (the LoRA matrices, or the whole model) and their bytes per element."""
     if s.lora:
-        return mc.lora_tensors(arch, s.lora_rank, s.lora_target), 2 if reg.quantize_4bit else 4
+        return mc.lora_tensors(arch, s.lora_r, s.lora_target), 2 if reg.quantize_4bit else 4
     return [arch.param_counts().total], s.compute_bytes
 
 
@@ -91,7 +91,7 @@ def trainable_rows(s: PlanSettings, sizes: list[int], train_bytes: int) -> list[
             Row(
                 "LoRA parameters",
                 sum(sizes) * train_bytes,
-                f"{sum(sizes) / 1e6:.1f} M params (r={s.lora_rank}, {s.lora_target}), {_dtype_word(train_bytes)}",
+                f"{sum(sizes) / 1e6:.1f} M params (r={s.lora_r}, {s.lora_target}), {_dtype_word(train_bytes)}",
                 "persistent",
             )
         )
@@ -129,12 +129,12 @@ def load_rows(arch: ArchSpec, reg: Regime) -> list[Row]:
 def generation_rows(arch: ArchSpec, s: PlanSettings, reg: Regime) -> list[Row]:
     """KV cache for the whole generation batch, prompts prefilled at once, sampling logits."""
     hid = reg.hidden_bytes
-    seq = s.prompt_length + s.completion_length
+    seq = s.prompt_length + s.max_completion_length
     gen = s.generation_batch
     dequant = arch.param_counts().largest_linear * 2 if reg.quantize_4bit else 0
     work = mc.prefill_bytes(arch, gen, s.prompt_length, hid) + mc.sampling_bytes(arch, gen) + dequant
     if s.beta > 0:
-        work = max(work, mc.prefill_bytes(arch, s.per_device_batch, seq, hid))
+        work = max(work, mc.prefill_bytes(arch, s.per_device_train_batch_size, seq, hid))
     note = f"{gen} sequences × {seq} tokens, {_dtype_word(hid)}"
     return _decoding_rows(
         "Generation", arch, gen, seq, hid, note, work, "prompt prefill, sampling logits", "generation"
@@ -147,14 +147,14 @@ def training_rows(
     """One micro-batch forward and backward: activations, the fused LM head, gradients, backward workspace."""
     hid = reg.hidden_bytes
     cuda = s.device == "cuda"
-    seq = s.prompt_length + s.completion_length
-    tokens = s.per_device_batch * seq
-    completion_tokens = s.per_device_batch * s.completion_length
+    seq = s.prompt_length + s.max_completion_length
+    tokens = s.per_device_train_batch_size * seq
+    completion_tokens = s.per_device_train_batch_size * s.max_completion_length
     layer = mc.layer_activation_bytes(arch, reg.name, tokens, seq)
     full_acts = arch.num_hidden_layers * layer
     ckpt_acts = arch.num_hidden_layers * tokens * arch.hidden_size * hid + layer
     base = mc.embedding_and_norm_bytes(arch, tokens, hid)
-    shape = f"{s.per_device_batch} × {seq} tokens"
+    shape = f"{s.per_device_train_batch_size} × {seq} tokens"
     if s.gradient_checkpointing:
         acts = Row(
             "Activations (gradient checkpointing)",
@@ -171,7 +171,7 @@ def training_rows(
         )
     lm_bytes = 4 if reg.float32_rest else 2
     # with Triton (CUDA) only completion tokens are scored; the torch fallback scores every position
-    scored = completion_tokens if cuda else s.per_device_batch * (seq - 1)
+    scored = completion_tokens if cuda else s.per_device_train_batch_size * (seq - 1)
     head = mc.fused_head_bytes(
         arch, scored_tokens=scored, hidden=hid, lm_bytes=lm_bytes, compute_bytes=s.compute_bytes, cuda=cuda
     )
@@ -209,7 +209,7 @@ def overhead_row(rows: list[Row]) -> Row:
 
 def judge_rows(s: PlanSettings) -> list[Row]:
     """A local judge on the same GPU: its weights (persistent), its KV cache and working memory (judging)."""
-    judge = s.judge
+    judge = s.local_judge
     if judge is None:
         return []
     cuda = s.device == "cuda"
@@ -220,7 +220,7 @@ def judge_rows(s: PlanSettings) -> list[Row]:
         jcounts, quantize_4bit=jq4, regime_name="lora16" if cuda else "lora32"
     )
     elem = 2 if cuda else 4
-    jseq = s.prompt_length + s.completion_length + JUDGE_PROMPT_EXTRA + judge.max_new_tokens
+    jseq = s.prompt_length + s.max_completion_length + JUDGE_PROMPT_EXTRA + judge.max_new_tokens
     batch = min(judge.batch_size, s.generation_batch)
     work = mc.prefill_bytes(jarch, batch, jseq - judge.max_new_tokens, elem) + mc.sampling_bytes(jarch, batch)
     work += jcounts.largest_linear * 2 if jq4 else 0
@@ -256,7 +256,7 @@ def _decoding_rows(
 
 def plan_notes(arch: ArchSpec, s: PlanSettings, reg: Regime) -> list[str]:
     """What the estimate assumed, and where a model is estimated less exactly."""
-    notes = [f"prompts assumed {s.prompt_length} tokens, completions run to the full {s.completion_length}"]
+    notes = [f"prompts assumed {s.prompt_length} tokens, completions run to the full {s.max_completion_length}"]
     if arch.is_moe:
         counts = arch.param_counts()
         notes.append(

@@ -12,7 +12,10 @@ import dataclasses
 import math
 from typing import Any
 
-from evaluator.models.hardware import hardware_defaults
+from evaluator.domains.registry import get_pack
+from evaluator.models.chat_format import chat_format
+from evaluator.models.loading import load_tokenizer
+from evaluator.training.config import TrainConfig
 from evaluator.training.memory.architectures import ArchSpec, arch_for
 from evaluator.training.memory.estimate import MemoryPlan, estimate
 from evaluator.training.memory.settings import (
@@ -24,8 +27,8 @@ from evaluator.training.memory.settings import (
     PlanSettings,
     Row,
     gib,
+    resolve,
 )
-from evaluator.training.memory.vllm import vllm_utilisation
 
 __all__ = [
     "GIB",
@@ -67,16 +70,16 @@ def _checklist(s: PlanSettings) -> list[tuple[str, list[tuple[str, PlanSettings]
     """Each checklist step with its candidate changes, least severe first."""
     effective = s.generation_batch
     batches = [
-        b for b in range(s.per_device_batch - 1, 0, -1) if s.per_device_batch % b == 0 and effective % b == 0
+        b for b in range(s.per_device_train_batch_size - 1, 0, -1) if s.per_device_train_batch_size % b == 0 and effective % b == 0
     ]
     steps: list[tuple[str, list[tuple[str, PlanSettings]]]] = [
         (
             "batch",
             [
                 (
-                    f"per-device batch {s.per_device_batch} → {b}, gradient accumulation {s.grad_accum} → "
+                    f"per-device batch {s.per_device_train_batch_size} → {b}, gradient accumulation {s.gradient_accumulation_steps} → "
                     f"{effective // b} (same effective batch {effective})",
-                    s.replace(per_device_batch=b, grad_accum=effective // b),
+                    s.replace(per_device_train_batch_size=b, gradient_accumulation_steps=effective // b),
                 )
                 for b in batches
             ],
@@ -87,21 +90,21 @@ def _checklist(s: PlanSettings) -> list[tuple[str, list[tuple[str, PlanSettings]
             (
                 "rank",
                 [
-                    (f"LoRA rank {s.lora_rank} → {r}", s.replace(lora_rank=r))
-                    for r in _halvings(s.lora_rank, 4)
+                    (f"LoRA rank {s.lora_r} → {r}", s.replace(lora_r=r))
+                    for r in _halvings(s.lora_r, 4)
                 ],
             )
         )
     lengths = sorted(
-        {max(64, int(s.completion_length * f) // 32 * 32) for f in (0.75, 0.5, 0.375, 0.25)}, reverse=True
+        {max(64, int(s.max_completion_length * f) // 32 * 32) for f in (0.75, 0.5, 0.375, 0.25)}, reverse=True
     )
     steps.append(
         (
             "length",
             [
-                (f"max completion length {s.completion_length} → {c}", s.replace(completion_length=c))
+                (f"max completion length {s.max_completion_length} → {c}", s.replace(max_completion_length=c))
                 for c in lengths
-                if c < s.completion_length
+                if c < s.max_completion_length
             ],
         )
     )
@@ -166,7 +169,7 @@ flags)."""
 def settings_for_train_config(
     cfg: Any, *, device: str = "cuda", prompt_length: int | None = None, gpu_total_bytes: int | None = None
 ) -> PlanSettings:
-    """Resolve a ``TrainConfig``'s hardware defaults the way the trainer does for ``device``."""
+    """The run config as the planner reads it on ``device``, its hardware defaults resolved as the trainer's."""
     cuda = device == "cuda"
     judge = None
     jcfg = getattr(cfg, "judge", None) or None
@@ -177,27 +180,17 @@ def settings_for_train_config(
             batch_size=int(jcfg.get("batch_size") or 8),
             max_new_tokens=int(jcfg.get("max_new_tokens") or 256),
         )
-    hw = hardware_defaults(
-        device, quantize=cfg.quantize, optim=cfg.optim, gradient_checkpointing=cfg.gradient_checkpointing
-    )
-    return PlanSettings(
-        per_device_batch=cfg.per_device_train_batch_size,
-        grad_accum=cfg.gradient_accumulation_steps,
-        num_generations=cfg.num_generations,
-        prompt_length=prompt_length or DEFAULT_PROMPT_LENGTH,
-        completion_length=cfg.max_completion_length,
-        lora=cfg.lora,
-        lora_rank=cfg.lora_r,
-        lora_target=getattr(cfg, "lora_target", "all-linear") or "all-linear",
-        quantize=hw.quantize,
-        gradient_checkpointing=hw.gradient_checkpointing,
-        optim=hw.optim,
-        device=hw.device,
-        compute_dtype=hw.dtype_name,
-        beta=float(getattr(cfg, "beta", 0.0) or 0.0),
-        judge=judge,
-        vllm_gpu_memory_utilization=vllm_utilisation(cfg) if cuda else 0.0,
-        gpu_total_bytes=gpu_total_bytes,
+    run = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(cfg, f.name)}
+    run["lora_target"] = run.get("lora_target") or "all-linear"
+    run["beta"] = float(run.get("beta") or 0.0)
+    return resolve(
+        PlanSettings(
+            **run,
+            device=device,
+            prompt_length=prompt_length or DEFAULT_PROMPT_LENGTH,
+            local_judge=judge,
+            gpu_total_bytes=gpu_total_bytes,
+        )
     )
 
 
@@ -268,7 +261,7 @@ def plan_document(
                 "total_bytes": int(p.total_bytes),
                 "total_gib": round(p.total_bytes / GIB, 3),
                 "fits": p.fits(gpu_bytes),
-                "settings": dataclasses.asdict(p.settings),
+                "settings": p.settings.document(),
             }
             for desc, p in (fixes or [])
         ]
@@ -281,10 +274,6 @@ def longest_prompt_tokens(cfg: Any) -> int:
 
     Loads the dataset and tokenizer, so it is for benchmarks and explicit checks, not the planner's default.
     """
-    from evaluator.domains.registry import get_pack
-    from evaluator.models.chat_format import chat_format
-    from evaluator.models.loading import load_tokenizer
-
     tok = load_tokenizer(cfg.model)
     pack = get_pack(cfg.domain)
     style = pack.check_style(cfg.style)

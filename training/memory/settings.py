@@ -10,6 +10,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from evaluator.models.hardware import hardware_defaults
+from evaluator.training.config import TrainConfig
+
 GIB = 1024**3
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)
 ALLOCATOR_SLACK = 0.10
@@ -32,27 +35,18 @@ class JudgeSettings:
     max_new_tokens: int = 256
 
 
-@dataclass(frozen=True)
-class PlanSettings:
-    """The run settings that decide memory. Defaults match ``evaluator train`` on a CUDA GPU."""
+@dataclass
+class PlanSettings(TrainConfig):
+    """The run as the planner sees it: the run config itself (its batch, generations, lengths, LoRA, quantisation,
+    optimizer and vLLM fields, under their own names and defaults) plus what only a plan needs. A field the run
+    leaves to the hardware (``None``) is decided for ``device`` as the trainer decides it (:func:`resolve`)."""
 
-    per_device_batch: int = 4
-    grad_accum: int = 1
-    num_generations: int = 4
     prompt_length: int = DEFAULT_PROMPT_LENGTH
-    completion_length: int = 256
-    lora: bool = True
-    lora_rank: int = 16
-    lora_target: str = "all-linear"
-    quantize: str = "4bit"
-    gradient_checkpointing: bool = True
-    optim: str = "paged_adamw_8bit"
     device: str = "cuda"
-    compute_dtype: str = "bfloat16"
-    beta: float = 0.0
-    judge: JudgeSettings | None = None
-    vllm_gpu_memory_utilization: float = 0.0
-    """vLLM colocate mode's share of the GPU (0 = no vLLM on the training GPU)."""
+    compute_dtype: str | None = None
+    """None: the device's (bfloat16 on CUDA, float32 on CPU)."""
+    local_judge: JudgeSettings | None = None
+    """A judge model on the training GPU (the run config's ``judge`` with ``kind: local``)."""
     gpu_total_bytes: int | None = None
     """The card's total memory, needed to size the vLLM share."""
 
@@ -62,10 +56,13 @@ class PlanSettings:
 
     @property
     def generation_batch(self) -> int:
-        return self.per_device_batch * self.grad_accum
+        return self.per_device_train_batch_size * self.gradient_accumulation_steps
 
-    def replace(self, **changes: Any) -> PlanSettings:
-        return dataclasses.replace(self, **changes)
+    def document(self) -> dict[str, Any]:
+        """The fields that decide memory, as the plan document records them."""
+        doc = {name: getattr(self, name) for name in DOCUMENT_FIELDS}
+        doc["local_judge"] = dataclasses.asdict(self.local_judge) if self.local_judge else None
+        return doc
 
     def problems(self) -> list[str]:
         out = []
@@ -74,22 +71,45 @@ class PlanSettings:
         if self.quantize == "4bit" and not self.lora:
             out.append("4-bit weights cannot be trained directly: keep LoRA on with 4-bit")
         for name in (
-            "per_device_batch",
-            "grad_accum",
+            "per_device_train_batch_size",
+            "gradient_accumulation_steps",
             "num_generations",
             "prompt_length",
-            "completion_length",
+            "max_completion_length",
         ):
             if getattr(self, name) < 1:
                 out.append(f"{name} must be at least 1")
-        if self.lora and self.lora_rank < 1:
-            out.append("lora_rank must be at least 1")
+        if self.lora and self.lora_r < 1:
+            out.append("lora_r must be at least 1")
         if self.num_generations >= 1 and self.generation_batch % self.num_generations:
             out.append(
-                f"per-device batch × gradient accumulation ({self.per_device_batch}×{self.grad_accum}) must be "
-                f"divisible by num_generations ({self.num_generations})"
+                f"per-device batch × gradient accumulation ({self.per_device_train_batch_size}×"
+                f"{self.gradient_accumulation_steps}) must be divisible by num_generations ({self.num_generations})"
             )
         return out
+
+
+DOCUMENT_FIELDS = (
+    "per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "prompt_length",
+    "max_completion_length", "lora", "lora_r", "lora_target", "quantize", "gradient_checkpointing", "optim",
+    "device", "compute_dtype", "beta", "local_judge", "use_vllm", "vllm_gpu_memory_utilization", "gpu_total_bytes",
+)  # fmt: skip
+"""What ``evaluator plan --json`` records of the settings (the rest of the run config does not change memory)."""
+
+
+def resolve(s: PlanSettings) -> PlanSettings:
+    """The hardware decisions the run leaves open (``None``), made for ``s.device`` the way the trainer makes them."""
+    hw = hardware_defaults(
+        s.device, quantize=s.quantize, optim=s.optim, gradient_checkpointing=s.gradient_checkpointing
+    )
+    return s.replace(
+        device=hw.device,
+        quantize=hw.quantize,
+        optim=hw.optim,
+        gradient_checkpointing=hw.gradient_checkpointing,
+        compute_dtype=s.compute_dtype or hw.dtype_name,
+        vllm_gpu_memory_utilization=vllm_utilisation(s) if hw.device == "cuda" else 0.0,  # the share vLLM takes
+    )
 
 
 class Row(NamedTuple):
@@ -108,3 +128,14 @@ PHASES = ("persistent", "load", "generation", "judging", "training")
 
 def gib(n: int | float) -> str:
     return f"{n / GIB:.2f}"
+
+
+def vllm_utilisation(cfg: Any) -> float:
+    """The share a run's config reserves on the training GPU (0 without vLLM or in server mode)."""
+    if not getattr(cfg, "use_vllm", False) or (getattr(cfg, "vllm_mode", None) or "colocate") != "colocate":
+        return 0.0
+    if getattr(cfg, "vllm_gpu_memory_utilization", None) is not None:
+        return float(cfg.vllm_gpu_memory_utilization)
+    from trl import GRPOConfig
+
+    return float(GRPOConfig.__dataclass_fields__["vllm_gpu_memory_utilization"].default)

@@ -39,14 +39,3 @@ def vllm_notes(s: Any) -> list[str]:
             "to include it in the estimate"
         ]
     return [f"vLLM colocate mode reserves {util:g} of the GPU; lower --vllm-gpu-memory-utilization to free memory"]
-
-
-def vllm_utilisation(cfg: Any) -> float:
-    """The share a run's config reserves on the training GPU (0 without vLLM or in server mode)."""
-    if not getattr(cfg, "use_vllm", False) or (getattr(cfg, "vllm_mode", None) or "colocate") != "colocate":
-        return 0.0
-    if getattr(cfg, "vllm_gpu_memory_utilization", None) is not None:
-        return float(cfg.vllm_gpu_memory_utilization)
-    from trl import GRPOConfig
-
-    return float(GRPOConfig.__dataclass_fields__["vllm_gpu_memory_utilization"].default)

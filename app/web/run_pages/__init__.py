@@ -10,15 +10,14 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from evaluator.app.run_folders.viewer import RunViewer
 from evaluator.app.web.extensions import NavLink, PageSet
+from evaluator.app.web.run_pages.router import make_router
 
 ENV_RUNS = "EVALUATOR_RUNS"
 
 
 def runs_page_set(folders: list[str | os.PathLike[str]]) -> PageSet:
-    from evaluator.app.run_folders.viewer import RunViewer
-    from evaluator.app.web.run_pages.router import make_router
-
     viewer = RunViewer(folders)
     viewer.catalog.scan()
     templates = Path(str(resources.files("evaluator.app.web.run_pages") / "templates"))

@@ -9,25 +9,15 @@ from __future__ import annotations
 import typer
 
 from evaluator.domains.base import CommandServices
+from evaluator.domains.fund.cli.services import set_services
 
-__all__ = ["register", "services"]
-
-_services: CommandServices | None = None
-
-
-def services() -> CommandServices:
-    """What the application handed in when it mounted these commands."""
-    if _services is None:
-        raise RuntimeError(
-            "the fund commands were not mounted with the application's services (evaluator.app.cli)"
-        )
-    return _services
+__all__ = ["register"]
 
 
 def register(app: typer.Typer, given: CommandServices) -> None:
     """Attach ``evaluator fund …`` to the root app."""
-    global _services
-    _services = given
+    set_services(given)
+    # the command modules load when the commands are mounted, not when the package is imported
     from evaluator.domains.fund.cli.agreement import agreement
     from evaluator.domains.fund.cli.companies import companies
     from evaluator.domains.fund.cli.evaluate import fund_app

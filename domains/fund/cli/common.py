@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typer
 
@@ -95,34 +95,41 @@ def check_source(data: Path | None, sample: bool) -> None:
         fail("give either a DATA file or --sample (not both)")
 
 
-def read_universe(
-    files: dict[str, Path | None],
-    *,
-    risk_free: str,
-    options: dict[str, Any],
-    sample_funds: int,
-    sample_years: int | None = None,
-) -> Universe:
-    """The inputs as the engine reads them: the built-in sample when ``files["data"]`` is None, else the
-    files (``data``, ``meta``, ``benchmark``). ``options``: ``sheet``, ``calendar``, ``type_column`` and
-    ``class_inference`` (share-class families from fund names when META names none; default on)."""
+class InputOptions(Protocol):
+    """The flags ``fund evaluate`` and ``fund history`` both read their inputs with."""
+
+    data: Path | None
+    meta: Path | None
+    benchmark: Path | None
+    risk_free: str
+    sheet: str | None
+    calendar: Path | None
+    type_column: str | None
+    class_inference: bool
+    sample_funds: int
+
+
+def read_universe(opts: InputOptions, sample_years: int | None = None) -> Universe:
+    """The inputs as the engine reads them: the built-in sample when ``opts.data`` is None, else the files
+    (``data``, ``meta``, ``benchmark``), with share-class families from fund names when META names none
+    (``class_inference``, default on)."""
     from evaluator.domains.fund.data import infer_classes, load_universe, sample_universe
 
     with console.status("reading inputs…"):
-        if files["data"] is None:
+        if opts.data is None:
             years = {} if sample_years is None else {"years": sample_years}
-            universe = sample_universe(funds=sample_funds, risk_free=risk_free, realistic=True, **years)
-            return infer_classes(universe, options.get("class_inference", True))
+            universe = sample_universe(funds=opts.sample_funds, risk_free=opts.risk_free, realistic=True, **years)
+            return infer_classes(universe, opts.class_inference)
         universe = load_universe(
-            files["data"],
-            meta=files.get("meta"),
-            benchmark=files.get("benchmark"),
-            risk_free=risk_free,
-            sheet=options.get("sheet"),
-            calendar=options.get("calendar"),
-            type_column=options.get("type_column"),
+            opts.data,
+            meta=opts.meta,
+            benchmark=opts.benchmark,
+            risk_free=opts.risk_free,
+            sheet=opts.sheet,
+            calendar=opts.calendar,
+            type_column=opts.type_column,
         )
-        return infer_classes(universe, options.get("class_inference", True))
+        return infer_classes(universe, opts.class_inference)
 
 
 def print_inputs(universe: Universe) -> None:

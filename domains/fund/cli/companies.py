@@ -42,8 +42,8 @@ def companies(
     ),
 ) -> None:
     """Rate every 운용사: the 설정원본-weighted score of its graded funds, blended with the analysts' pillars."""
-    from evaluator.domains.fund.cli import services
     from evaluator.domains.fund.cli.common import check_out_dir, expected_errors
+    from evaluator.domains.fund.cli.services import services
     from evaluator.domains.fund.companies import rate_folder, write_companies
     from evaluator.domains.fund.rubric import resolve_rubric
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from evaluator.core.cli_options import flag, group, options_command
 from evaluator.core.console import console, err_console, fail
-from evaluator.domains.fund.cli import services
+from evaluator.core.generation import GenerationSettings, ModelRef
 from evaluator.domains.fund.cli.common import (
     BENCHMARK,
     CALENDAR,
@@ -30,7 +33,15 @@ from evaluator.domains.fund.cli.common import (
     read_universe,
     run_notes,
 )
-from evaluator.domains.fund.cli.model_run import model_evaluations, model_options, print_model_summary
+from evaluator.domains.fund.cli.model_run import (
+    MODEL_GENERATION,
+    MODEL_HELP,
+    ModelRun,
+    model_evaluations,
+    model_options,
+    print_model_summary,
+)
+from evaluator.domains.fund.cli.services import services
 
 fund_app = typer.Typer(
     name="fund",
@@ -68,134 +79,114 @@ def _print_summary(evaluation: Any, outcome: Any, warnings: list[str]) -> None:
     console.print(f"{len(outcome.files)} reports, summary.json and summary.csv in {outcome.folder}")
 
 
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """Every flag of ``fund evaluate``: the inputs, the engine's options, and the model run (``--model``), whose
+    flags come from the shared ``ModelRef`` and ``GenerationSettings`` declarations."""
+
+    data: Path | None = flag(DATA_ARG)
+    out: Path = flag(typer.Option(..., "--out", "-o", help="Folder for <fund_code>.json reports and the summaries."))
+    meta: Path | None = flag(
+        typer.Option(None, "--meta", help="Fund metadata (펀드코드, 펀드명, 운용회사, 유형, 설정원본, …).")
+    )
+    benchmark: Path | None = flag(BENCHMARK)
+    risk_free: str = flag(RISK_FREE)
+    rubric: Path | None = flag(RUBRIC)
+    as_of: str | None = flag(typer.Option(None, "--as-of", help="Evaluation date YYYY-MM-DD (default: the last date)."))
+    sheet: str | None = flag(
+        typer.Option(
+            None, "--sheet", help="Excel sheet of DATA (name or 1-based number; default: the first with a header)."
+        )
+    )
+    calendar: Path | None = flag(CALENDAR)
+    allow_unadjusted: bool = flag(
+        typer.Option(
+            False,
+            "--allow-unadjusted",
+            help="Grade funds whose 기준가격 shows unadjusted 결산 resets anyway (with a warning).",
+        )
+    )
+    outliers: str = flag(
+        typer.Option(
+            "error",
+            "--outliers",
+            help="NAV typos (a price far outside the fund's volatility that comes back): error (default: the fund "
+            "is not graded), repair (read as missing, filled forward) or keep (graded as given); always with a reason.",
+        )
+    )
+    type_column: str | None = flag(
+        typer.Option(
+            None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형, 중유형 or 대유형."
+        )
+    )
+    class_inference: bool = flag(CLASS_INFERENCE)
+    sample: bool = flag(SAMPLE)
+    sample_funds: int = flag(SAMPLE_FUNDS)
+    force: bool = flag(FORCE)
+    model: ModelRef | None = group(ModelRef, ("model", "adapter", "quantize", "backend"), optional=True, help=MODEL_HELP)
+    generation: GenerationSettings = group(
+        GenerationSettings, ("batch_size", "max_new_tokens"), defaults=MODEL_GENERATION, help=MODEL_HELP
+    )
+    split: str = flag(
+        typer.Option(
+            "all",
+            "--split",
+            help="Funds --model evaluates: all, or the GRPO task's train or test split (by fund code: test funds "
+            "are ones a model trained on the task never saw).",
+        )
+    )
+    db: str | None = flag(
+        typer.Option(
+            None,
+            "--db",
+            help="Also store the batch in this database (sqlite:///PATH, postgresql+psycopg://…); default EVALUATOR_DB.",
+        )
+    )
+
+
 @fund_app.command("evaluate")
-def evaluate(
-    data: Path | None = DATA_ARG,
-    out: Path = typer.Option(
-        ..., "--out", "-o", help="Folder for <fund_code>.json reports and the summaries."
-    ),
-    meta: Path | None = typer.Option(
-        None, "--meta", help="Fund metadata (펀드코드, 펀드명, 운용회사, 유형, 설정원본, …)."
-    ),
-    benchmark: Path | None = BENCHMARK,
-    risk_free: str = RISK_FREE,
-    rubric: Path | None = RUBRIC,
-    as_of: str | None = typer.Option(
-        None, "--as-of", help="Evaluation date YYYY-MM-DD (default: the last date)."
-    ),
-    sheet: str | None = typer.Option(
-        None,
-        "--sheet",
-        help="Excel sheet of DATA (name or 1-based number; default: the first with a header).",
-    ),
-    calendar: Path | None = CALENDAR,
-    allow_unadjusted: bool = typer.Option(
-        False,
-        "--allow-unadjusted",
-        help="Grade funds whose 기준가격 shows unadjusted 결산 resets anyway (with a warning).",
-    ),
-    outliers: str = typer.Option(
-        "error",
-        "--outliers",
-        help="NAV typos (a price far outside the fund's volatility that comes back): error (default: the fund "
-        "is not graded), repair (read as missing, filled forward) or keep (graded as given); always with a reason.",
-    ),
-    type_column: str | None = typer.Option(
-        None,
-        "--type-column",
-        help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형, 중유형 or 대유형.",
-    ),
-    class_inference: bool = CLASS_INFERENCE,
-    sample: bool = SAMPLE,
-    sample_funds: int = SAMPLE_FUNDS,
-    force: bool = FORCE,
-    model: str | None = typer.Option(
-        None, "--model", help="Also have this model (tiny, preset, hub id or path) evaluate every rated fund."
-    ),
-    adapter: Path | None = typer.Option(
-        None, "--adapter", help="LoRA adapter folder for --model (e.g. RUN/final)."
-    ),
-    quantize: str | None = typer.Option(
-        None, "--quantize", help="4bit or none for --model (default: 4bit on CUDA)."
-    ),
-    backend: str = typer.Option("hf", "--backend", help="Generation backend for --model: hf or vllm."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Prompts per generate call for --model."),
-    max_new_tokens: int = typer.Option(512, "--max-new-tokens", help="Longest model answer, in tokens."),
-    split: str = typer.Option(
-        "all",
-        "--split",
-        help="Funds --model evaluates: all, or the GRPO task's train or test split (by fund code: test funds "
-        "are ones a model trained on the task never saw).",
-    ),
-    db: str | None = typer.Option(
-        None,
-        "--db",
-        help="Also store the batch in this database (sqlite:///PATH, postgresql+psycopg://…); default EVALUATOR_DB.",
-    ),
-) -> None:
+@options_command(EvaluateOptions)
+def evaluate(opts: EvaluateOptions) -> None:
     """Grade every fund and write one schema-valid JSON report per fund plus summary.json / summary.csv.
 
     With --model, the model also writes its own evaluation of every rated fund (the GRPO task's prompt);
     each report gets `model_evaluation` beside the engine's grade and summary.json counts disagreements.
     """
-    check_source(data, sample)
-    if sample and sample_funds < 20:
+    check_source(opts.data, opts.sample)
+    if opts.sample and opts.sample_funds < 20:
         fail("--sample-funds must be at least 20")
-    inputs = {
-        "sheet": sheet,
-        "calendar": calendar,
-        "allow_unadjusted": allow_unadjusted,
-        "outliers": check_outliers(outliers),
-        "type_column": type_column,
-        "class_inference": class_inference,
-    }
-    chosen_model = model_options(model, adapter, quantize, backend, batch_size, max_new_tokens, split)
-    db_url = services().prepare_db(db)
-    check_out_dir(out, force)
-    when = as_of_flag(as_of)
-    files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric}
-    stages = run_evaluate(files, out, risk_free, when, sample_funds, force, chosen_model, inputs)
+    opts = dataclasses.replace(opts, outliers=check_outliers(opts.outliers))
+    chosen_model = model_options(opts.model, opts.generation, opts.split)
+    db_url = services().prepare_db(opts.db)
+    check_out_dir(opts.out, opts.force)
+    stages = run_evaluate(opts, as_of_flag(opts.as_of), chosen_model)
     if db_url is not None:
         t0 = time.perf_counter()
-        services().store_folder(db_url, out, source="evaluate")
+        services().store_folder(db_url, opts.out, source="evaluate")
         stages["store"] = time.perf_counter() - t0
     console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
 
-def run_evaluate(
-    files: dict[str, Path | None],
-    out: Path,
-    risk_free: str,
-    as_of: dt.date | None,
-    sample_funds: int,
-    force: bool,
-    chosen_model: dict[str, Any] | None,
-    inputs: dict[str, Any],
-) -> dict[str, float]:
+def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: ModelRun | None) -> dict[str, float]:
     """Read, grade, (have the model evaluate,) write; any expected error ends the command with its message.
 
-    ``files``: ``data`` (None: the built-in sample), ``meta``, ``benchmark``, ``rubric``. Returns the
-    seconds each stage took (read, grade, model, write), which the command prints on one line."""
+    ``opts.data`` None reads the built-in sample. Returns the seconds each stage took (read, grade, model,
+    write), which the command prints on one line."""
     from evaluator.domains.fund.rubric import resolve_rubric
 
     stages: dict[str, float] = {}
     try:
         t = time.perf_counter()
-        doc = resolve_rubric(files["rubric"])
-        universe = read_universe(
-            files,
-            risk_free=risk_free,
-            options=inputs,
-            sample_funds=sample_funds,
-        )
+        doc = resolve_rubric(opts.rubric)
+        universe = read_universe(opts)
         t = _lap(stages, "read", t)
         print_inputs(universe)
-        evaluation = _grade(universe, doc, as_of, inputs)
+        evaluation = _grade(universe, doc, as_of, opts)
         t = _lap(stages, "grade", t)
         evaluations, run = model_evaluations(evaluation, chosen_model) if chosen_model else (None, None)
         if chosen_model:
             t = _lap(stages, "model", t)
-        outcome = _write(evaluation, out, force, universe.warnings, evaluations, run)
+        outcome = _write(evaluation, opts.out, opts.force, universe.warnings, evaluations, run)
         _lap(stages, "write", t)
     except expected_errors() as exc:
         fail(str(exc))
@@ -211,7 +202,7 @@ def _lap(stages: dict[str, float], name: str, since: float) -> float:
     return now
 
 
-def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, inputs: dict[str, Any]) -> Any:
+def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, opts: EvaluateOptions) -> Any:
     """The engine on the loaded universe, with the batch's provenance (inputs, options, rubric)."""
     from evaluator.core.provenance import provenance
     from evaluator.domains.fund.engine import evaluate_loaded
@@ -223,10 +214,10 @@ def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, inputs: di
             universe,
             doc,
             as_of=as_of,
-            allow_unadjusted=bool(inputs.get("allow_unadjusted")),
-            outliers=str(inputs.get("outliers") or "error"),
+            allow_unadjusted=opts.allow_unadjusted,
+            outliers=opts.outliers,
         )
-    evaluation.inputs["provenance"] = provenance({**universe.sources, **_options(inputs)}, doc)
+    evaluation.inputs["provenance"] = provenance({**universe.sources, **_options(opts)}, doc)
     return evaluation
 
 
@@ -257,14 +248,14 @@ def _write(
         )
 
 
-def _options(inputs: dict[str, Any]) -> dict[str, Any]:
+def _options(opts: EvaluateOptions) -> dict[str, Any]:
     """Flags that change grades on the same files are part of a stored batch's identity (only when set, so
     a default run keeps the identity it always had)."""
     chosen = {
-        "outliers": inputs.get("outliers") if inputs.get("outliers") not in (None, "error") else None,
-        "type_column": inputs.get("type_column"),
-        "allow_unadjusted": True if inputs.get("allow_unadjusted") else None,
-        "class_inference": False if inputs.get("class_inference") is False else None,
+        "outliers": opts.outliers if opts.outliers != "error" else None,
+        "type_column": opts.type_column,
+        "allow_unadjusted": True if opts.allow_unadjusted else None,
+        "class_inference": False if opts.class_inference is False else None,
     }
     chosen = {k: v for k, v in chosen.items() if v is not None}
     return {"options": chosen} if chosen else {}

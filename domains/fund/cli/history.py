@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 
+from evaluator.core.cli_options import flag, options_command
 from evaluator.core.console import console, err_console, fail
 from evaluator.domains.fund.cli import common
 
@@ -17,72 +20,75 @@ if TYPE_CHECKING:
     from evaluator.domains.fund.history import History
 
 
-def history(
-    data: Path | None = common.DATA_ARG,
-    start: str = typer.Option(..., "--from", help="First month to grade, YYYY-MM."),
-    end: str = typer.Option(..., "--to", help="Last month to grade, YYYY-MM."),
-    out: Path = typer.Option(
-        ..., "--out", "-o", help="Folder for history.parquet, history.csv, latest/ and summary.json."
-    ),
-    freq: str = typer.Option("M", "--freq", help="M: every month-end; Q: every quarter-end."),
-    meta: Path | None = typer.Option(None, "--meta", help="Fund metadata (펀드코드, 유형, 설정원본, …)."),
-    benchmark: Path | None = common.BENCHMARK,
-    risk_free: str = common.RISK_FREE,
-    rubric: Path | None = common.RUBRIC,
-    sheet: str | None = typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."),
-    calendar: Path | None = common.CALENDAR,
-    allow_unadjusted: bool = typer.Option(
-        False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
-    ),
-    outliers: str = typer.Option(
-        "error",
-        "--outliers",
-        help="NAV typos: error (default: not graded on the dates whose windows hold them), repair or keep.",
-    ),
-    type_column: str | None = typer.Option(
-        None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형."
-    ),
-    class_inference: bool = common.CLASS_INFERENCE,
-    sample: bool = common.SAMPLE,
-    sample_funds: int = common.SAMPLE_FUNDS,
-    sample_years: int = typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."),
-    force: bool = common.FORCE,
-    db: str | None = typer.Option(
-        None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB."
-    ),
-    qualitative: Path | None = typer.Option(
-        None,
-        "--qualitative",
-        help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades.",
-    ),
-) -> None:
+@dataclass(frozen=True)
+class HistoryOptions:
+    """Every flag of ``fund history``: the span, the inputs (read once) and the engine's options."""
+
+    data: Path | None = flag(common.DATA_ARG)
+    start: str = flag(typer.Option(..., "--from", help="First month to grade, YYYY-MM."))
+    end: str = flag(typer.Option(..., "--to", help="Last month to grade, YYYY-MM."))
+    out: Path = flag(
+        typer.Option(..., "--out", "-o", help="Folder for history.parquet, history.csv, latest/ and summary.json.")
+    )
+    freq: str = flag(typer.Option("M", "--freq", help="M: every month-end; Q: every quarter-end."))
+    meta: Path | None = flag(typer.Option(None, "--meta", help="Fund metadata (펀드코드, 유형, 설정원본, …)."))
+    benchmark: Path | None = flag(common.BENCHMARK)
+    risk_free: str = flag(common.RISK_FREE)
+    rubric: Path | None = flag(common.RUBRIC)
+    sheet: str | None = flag(typer.Option(None, "--sheet", help="Excel sheet of DATA (name or 1-based number)."))
+    calendar: Path | None = flag(common.CALENDAR)
+    allow_unadjusted: bool = flag(
+        typer.Option(
+            False, "--allow-unadjusted", help="Grade funds with unadjusted 결산 resets anyway (with a warning)."
+        )
+    )
+    outliers: str = flag(
+        typer.Option(
+            "error",
+            "--outliers",
+            help="NAV typos: error (default: not graded on the dates whose windows hold them), repair or keep.",
+        )
+    )
+    type_column: str | None = flag(
+        typer.Option(None, "--type-column", help="The 유형 (peer-group) column when it is not 유형, e.g. 소유형.")
+    )
+    class_inference: bool = flag(common.CLASS_INFERENCE)
+    sample: bool = flag(common.SAMPLE)
+    sample_funds: int = flag(common.SAMPLE_FUNDS)
+    sample_years: int = flag(typer.Option(8, "--sample-years", help="Years of NAV in the --sample universe."))
+    force: bool = flag(common.FORCE)
+    db: str | None = flag(
+        typer.Option(None, "--db", help="Also store the latest/ reports in this database; default EVALUATOR_DB.")
+    )
+    qualitative: Path | None = flag(
+        typer.Option(
+            None,
+            "--qualitative",
+            help="Analysts' 운용사 pillar scores (rows apply from their 평가일 on) for the company grades.",
+        )
+    )
+
+
+@options_command(HistoryOptions)
+def history(opts: HistoryOptions) -> None:
     """Grade every fund at each month-end (last NAV date of the month on the market calendar).
 
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
-    from evaluator.domains.fund.cli import services
+    from evaluator.domains.fund.cli.services import services
     from evaluator.domains.fund.history import LATEST
 
-    common.check_source(data, sample)
-    if sample and (sample_funds < 20 or sample_years < 1):
+    common.check_source(opts.data, opts.sample)
+    if opts.sample and (opts.sample_funds < 20 or opts.sample_years < 1):
         fail("--sample-funds must be at least 20 and --sample-years at least 1")
-    freq = freq.strip().upper()
-    options = {
-        "sheet": sheet,
-        "calendar": calendar,
-        "type_column": type_column,
-        "outliers": common.check_outliers(outliers),
-        "class_inference": class_inference,
-    }
-    first, last = _months(start, end, freq)
-    db_url = services().prepare_db(db)
-    common.check_out_dir(out, force)
-    files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric, "qualitative": qualitative}
-    sizes = {"funds": sample_funds, "years": sample_years}
-    result = _run_history(files, out, risk_free, (first, last, freq), sizes, allow_unadjusted, force, options)
-    _print_history(result, out)
+    opts = dataclasses.replace(opts, freq=opts.freq.strip().upper(), outliers=common.check_outliers(opts.outliers))
+    first, last = _months(opts.start, opts.end, opts.freq)
+    db_url = services().prepare_db(opts.db)
+    common.check_out_dir(opts.out, opts.force)
+    result = _run_history(opts, (first, last))
+    _print_history(result, opts.out)
     if db_url is not None:
-        services().store_folder(db_url, out / LATEST, source="history")
+        services().store_folder(db_url, opts.out / LATEST, source="history")
 
 
 def _months(start: str, end: str, freq: str) -> tuple[pd.Period, pd.Period]:
@@ -101,32 +107,17 @@ def _months(start: str, end: str, freq: str) -> tuple[pd.Period, pd.Period]:
     return first, last
 
 
-def _run_history(
-    files: dict[str, Path | None],
-    out: Path,
-    risk_free: str,
-    span: tuple[pd.Period, pd.Period, str],
-    sizes: dict[str, int],
-    allow_unadjusted: bool,
-    force: bool,
-    options: dict[str, Any],
-) -> History:
+def _run_history(opts: HistoryOptions, span: tuple[pd.Period, pd.Period]) -> History:
     """Read once, grade every date, write the folder; any expected error ends the command with its message."""
     from evaluator.core.provenance import provenance
     from evaluator.domains.fund.history import as_of_dates, run_history, write_history
     from evaluator.domains.fund.rubric import resolve_rubric
 
-    first, last, freq = span
-    outliers = options["outliers"]
+    first, last = span
+    freq, outliers = opts.freq, opts.outliers
     try:
-        doc = resolve_rubric(files["rubric"])
-        universe = common.read_universe(
-            files,
-            risk_free=risk_free,
-            options=options,
-            sample_funds=sizes["funds"],
-            sample_years=sizes["years"],
-        )
+        doc = resolve_rubric(opts.rubric)
+        universe = common.read_universe(opts, sample_years=opts.sample_years)
         common.print_inputs(universe)
         dates = as_of_dates(universe, first, last, freq)
         with console.status(f"grading {len(dates)} as-of dates…") as status:
@@ -134,29 +125,29 @@ def _run_history(
                 universe,
                 doc,
                 dates,
-                allow_unadjusted=allow_unadjusted,
+                allow_unadjusted=opts.allow_unadjusted,
                 outliers=outliers,
                 on_date=lambda k, n: status.update(f"graded {k}/{n} as-of dates…"),
-                qualitative=files["qualitative"],
+                qualitative=opts.qualitative,
             )
         inputs = {
             "from": str(first),
             "to": str(last),
             "sources": universe.sources,
-            "allow_unadjusted": allow_unadjusted,
+            "allow_unadjusted": opts.allow_unadjusted,
             "outliers": outliers,
-            "class_inference": bool(options.get("class_inference", True)),
+            "class_inference": bool(opts.class_inference),
         }
         if result.last is not None:  # latest/ is stored as a batch: it carries its identity like `fund evaluate`'s
             result.last.inputs["provenance"] = provenance(
                 {**universe.sources, "history": {"from": str(first), "to": str(last), "freq": freq},
                  "options": {k: v for k, v in inputs.items() if k in ("allow_unadjusted", "outliers",
                                                                        "class_inference")}
-                 | {"type_column": options.get("type_column")}},
+                 | {"type_column": opts.type_column}},
                 doc,
             )
         warnings = [*universe.warnings, *common.run_notes(result.last)]
-        write_history(result, out, freq=freq, force=force, warnings=warnings, inputs=inputs)
+        write_history(result, opts.out, freq=freq, force=opts.force, warnings=warnings, inputs=inputs)
     except common.expected_errors() as exc:
         fail(escape(str(exc)))
     from evaluator.domains.fund.reports import console_line, data_checks

@@ -1,8 +1,9 @@
-"""Every check a run config passes: each value's type and range (one message naming every bad field), then
-the rules between fields that TRL would report late or cryptically (batch divisibility, held-out split, packs).
+"""Every check a run config passes, as functions of the values alone: each value's type and range (one message
+naming every bad field), then the rules between fields that TRL would report late or cryptically (batch
+divisibility, held-out split, packs, scale-out options).
 
-:func:`~evaluator.training.config.load_config` runs them on YAML values and flags alike; the experiment runner
-runs them on each arm.
+:func:`~evaluator.training.config.loading.load_config` runs them on YAML values and flags alike; the experiment
+runner runs them on each arm.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evaluator.training.config import ConfigError, TrainConfig, field_kinds
+from evaluator.domains.base import PackError
+from evaluator.domains.registry import get_pack
+from evaluator.training.config.declaration import TrainConfig, field_kinds
+from evaluator.training.config.errors import ConfigError
+from evaluator.training.config.scale import validate_launch, validate_vllm
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 """The transformers schedules that need no extra arguments."""
@@ -164,9 +169,8 @@ def validate(cfg: TrainConfig) -> None:
     _check_pack_fields(cfg)
     if cfg.quantize == "4bit" and not cfg.lora:
         raise ConfigError("4-bit weights cannot be trained directly: keep LoRA on with --quantize 4bit")
-    from evaluator.training.scale_checks import validate_scale
-
-    validate_scale(cfg)
+    validate_launch(cfg)
+    validate_vllm(cfg)
 
 
 def _check_generation_batch(cfg: TrainConfig) -> None:
@@ -221,9 +225,6 @@ def validate_tracking(cfg: TrainConfig) -> None:
 
 def _check_mix(cfg: TrainConfig) -> None:
     """Several packs: every name a pack, one positive weight each, and only what a mixed run supports."""
-    from evaluator.domains.base import PackError
-    from evaluator.domains.registry import get_pack
-
     names = [d.strip() for d in cfg.domain.split(",") if d.strip()]
     for name in names:
         try:
@@ -244,9 +245,6 @@ def _check_mix(cfg: TrainConfig) -> None:
 
 def _check_pack_fields(cfg: TrainConfig) -> None:
     """``domain`` names a registered pack and ``language`` is one it has prompts in."""
-    from evaluator.domains.base import PackError
-    from evaluator.domains.registry import get_pack
-
     if "," in cfg.domain:
         return _check_mix(cfg)
     if cfg.mix is not None:

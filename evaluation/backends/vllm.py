@@ -1,4 +1,4 @@
-"""The optional vLLM backend: same interface as :class:`~evaluator.evaluation.generate.Generator`.
+"""The optional vLLM backend: same interface as :class:`~evaluator.evaluation.backends.hf.Generator`.
 
 Used only when vLLM is importable and a CUDA GPU is present; everything else runs on the ``hf`` backend.
 """
@@ -12,8 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator.evaluation.generate import GenerationError, Generations, Generator, OnBatch
-from evaluator.models.generation import GenerationSettings
+from evaluator.core.generation import GenerationSettings
+from evaluator.evaluation.backends.hf import Generator, check_adapter
+from evaluator.evaluation.backends.protocol import GenerationError, Generations, OnBatch
+from evaluator.models.loading import model_source
 
 
 def vllm_available() -> bool:
@@ -43,13 +45,12 @@ class VLLMGenerator(Generator):
     def start(
         cls, model: str, *, adapter: str | os.PathLike[str] | None = None, quantize: str | None = None, seed: int = 0
     ) -> VLLMGenerator:
-        """vLLM's engine for ``model`` (``Generator.load(..., backend="vllm")`` comes here)."""
+        """vLLM's engine for ``model`` (``load_generator(..., backend="vllm")`` comes here)."""
+        check_adapter(adapter)
         if not vllm_available():
             raise GenerationError("--backend vllm needs the vllm package and a CUDA GPU; use --backend hf")
         from vllm import LLM
         from vllm.lora.request import LoRARequest
-
-        from evaluator.models.loading import model_source
 
         t0 = time.perf_counter()
         path = model_source(model)[0].path  # a missing folder or an unreachable hub: one clear message

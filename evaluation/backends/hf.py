@@ -1,4 +1,4 @@
-"""Batched generation for evaluation: load a model once, render chat prompts, decode many at a time.
+"""The Hugging Face backend: load a model once, render chat prompts, decode many at a time with ``generate``.
 
 ``Generator`` wraps a model and tokenizer that are already in memory (a freshly trained policy can be
 evaluated without reloading) or loads one by name (``tiny``, a preset, a hub id or a local path),
@@ -10,44 +10,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings
+from evaluator.evaluation.backends.protocol import GenerationError, Generations, OnBatch, Prompt
 from evaluator.models.chat_format import ChatFormat, refuses_system_role
-from evaluator.models.generation import GenerationSettings
-
-Prompt = Sequence[Mapping[str, Any]] | str
-"""A conversational prompt (chat messages) or an already rendered prompt string."""
-
-BACKENDS = ("hf", "vllm")
-
-OnBatch = Callable[[list[int], list[list[str]]], None]
-"""Hears each finished batch: the prompts' indices and their completions (progress, partial saves)."""
-
-
-class GenerationError(RuntimeError):
-    """Generation could not start (bad backend, missing adapter, no GPU for vLLM …)."""
-
-
-@dataclass
-class Generations:
-    """Completions per prompt (``texts[i]`` holds the samples of prompt ``i``) and what they cost."""
-
-    texts: list[list[str]]
-    n_tokens: list[list[int]]
-    seconds: float
-    errors: dict[int, str] = field(default_factory=dict)
-    """Prompt index → why it produced no completion (its samples are empty strings)."""
-
-    @property
-    def total_tokens(self) -> int:
-        return sum(sum(row) for row in self.n_tokens)
-
-    @property
-    def tokens_per_second(self) -> float | None:
-        return self.total_tokens / self.seconds if self.seconds > 0 else None
+from evaluator.models.loading import disable_cpu_4bit_repack, load_model, resolve_model_path
 
 
 def adapter_tokenizer_dir(adapter: str | os.PathLike[str] | None) -> Path | None:
@@ -58,14 +28,17 @@ def adapter_tokenizer_dir(adapter: str | os.PathLike[str] | None) -> Path | None
     return folder if (folder / "tokenizer_config.json").exists() else None
 
 
+def check_adapter(adapter: str | os.PathLike[str] | None) -> None:
+    if adapter is not None and not (Path(adapter) / "adapter_config.json").exists():
+        raise GenerationError(f"{adapter} is not a LoRA adapter folder (no adapter_config.json in it)")
+
+
 class Generator:
     """Generate completions with a Hugging Face model; reusable across many ``generate`` calls."""
 
     backend = "hf"
 
     def __init__(self, model: Any, tokenizer: Any, *, info: Mapping[str, Any] | None = None) -> None:
-        from evaluator.models.loading import disable_cpu_4bit_repack
-
         self.model = model
         self.tokenizer = tokenizer
         if getattr(tokenizer, "pad_token", None) is None:
@@ -84,21 +57,10 @@ class Generator:
         adapter: str | os.PathLike[str] | None = None,
         quantize: str | None = None,
         device: str | None = None,
-        backend: str = "hf",
-        seed: int = 0,
     ) -> Generator:
-        """Load ``model`` (and a LoRA ``adapter``) for inference with the chosen backend."""
-        if backend not in BACKENDS:
-            raise GenerationError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-        if adapter is not None and not (Path(adapter) / "adapter_config.json").exists():
-            raise GenerationError(f"{adapter} is not a LoRA adapter folder (no adapter_config.json in it)")
-        if backend == "vllm":
-            from evaluator.evaluation.vllm_backend import VLLMGenerator
-
-            return VLLMGenerator.start(model, adapter=adapter, quantize=quantize, seed=seed)
-
-        from evaluator.models.loading import load_model, resolve_model_path
-
+        """Load ``model`` (and a LoRA ``adapter``) for inference (:func:`~evaluator.evaluation.backends.load_generator`
+        chooses between this and vLLM)."""
+        check_adapter(adapter)
         t0 = time.perf_counter()
         mdl, tok, precision = load_model(model, quantize=quantize, device=device, for_training=False)
         if adapter is not None:

@@ -1,9 +1,8 @@
-"""Run configuration as data: one dataclass, loadable from YAML, overridable by CLI flags, saved with the run.
+"""The run configuration's declaration: one dataclass whose fields carry their help, flag aliases and TRL names.
 
 ``None`` for a field means "decide from the hardware" (4-bit and paged 8-bit AdamW on CUDA, fp32 and plain
-AdamW on CPU); the resolved values are what ``run_config.yaml`` records. This module is the declaration and
-its uses (help table, TRL mapping, loading and saving); the checks every value passes are in
-:mod:`config_checks`.
+AdamW on CPU); the resolved values are what ``run_config.yaml`` records. Pure data and the mappings read
+from it (TRL arguments, field kinds); loading is in :mod:`loading`, the checks in :mod:`checks`.
 """
 
 from __future__ import annotations
@@ -12,10 +11,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from evaluator.domains.registry import DEFAULT_DOMAIN
 
@@ -161,36 +157,6 @@ SFT_DEFAULT_LR = SFTRunConfig.learning_rate
 """SFT's learning rate when neither a flag nor the YAML sets one."""
 
 
-def help_text(f: dataclasses.Field, with_trl: bool = True) -> str:
-    """A field's help; ``{trl_choices}`` becomes the installed TRL's values (``with_trl``; importing TRL takes
-    seconds, so a command line that only runs leaves a pointer instead)."""
-    text = f.metadata.get("help", "")
-    if "{trl_choices}" not in text:
-        return text
-    values = ""
-    if with_trl:
-        from evaluator.training.trl_fields import choices_text
-
-        values = choices_text("grpo", (f.metadata.get("trl") or "").partition(":")[2] or f.name)
-    return text.replace("{trl_choices}", values or "see the installed TRL's GRPOConfig")
-
-
-def field_help(cls: type[TrainConfig] = TrainConfig) -> list[tuple[str, str, str]]:
-    """(name, default, help) for every field, in declaration order."""
-    out = []
-    for f in fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        out.append((f.name, repr(default), help_text(f)))
-    return out
-
-
-def config_table() -> str:
-    """The config reference page's table, generated from the declaration (a test keeps the page equal to it)."""
-    rows = ["| field | default | meaning |", "|---|---|---|"]
-    rows += [f"| `{name}` | `{default}` | {text} |" for name, default, text in field_help()]
-    return "\n".join(rows) + "\n"
-
-
 TRL_FAMILIES = {"grpo": ("args", "rollout"), "rloo": ("args", "rollout", "rloo"), "sft": ("args", "sft")}
 """Which declared TRL arguments each trainer takes."""
 
@@ -219,48 +185,6 @@ def trl_kwargs(cfg: TrainConfig, target: type, trainer: str) -> dict[str, Any]:
     }
 
 
-class ConfigError(ValueError):
-    """A config file or override is not understood."""
-
-
-def load_config(
-    path: str | Path | None = None, overrides: dict[str, Any] | None = None, cls: type[TrainConfig] = TrainConfig
-) -> TrainConfig:
-    """YAML file (optional) then non-None ``overrides``; unknown keys are an error, not a silent ignore.
-
-    ``cls`` is the config class whose defaults fill the rest (``SFTRunConfig`` for ``evaluator sft``)."""
-    data: dict[str, Any] = {}
-    if path:
-        p = Path(path)
-        if not p.exists():
-            raise ConfigError(f"config file {p} does not exist")
-        try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{p} is not valid YAML: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{p} must hold a mapping of config fields")
-        data.update(loaded)
-    typed = {k: v for k, v in (overrides or {}).items() if v is not None}
-    if isinstance(data.get("trl"), dict) and isinstance(typed.get("trl"), dict):  # --trl keys over the YAML's
-        typed["trl"] = {**data["trl"], **typed["trl"]}
-    data.update(typed)
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"unknown config field(s): {', '.join(unknown)}; known fields: {', '.join(sorted(known))}")
-    # a function-level import: the checks read this declaration, so they import this module
-    from evaluator.training.config_checks import check_types, coerce, validate
-
-    problems = check_types(data, cls)
-    if problems:
-        where = f"{path}: " if path else ""
-        raise ConfigError(where + "; ".join(problems))
-    cfg = cls(**coerce(data, cls))
-    validate(cfg)
-    return cfg
-
-
 def field_kinds(annotation: Any) -> tuple[set[type], bool]:
     """The plain types a field annotation allows, and whether None is allowed."""
     args = typing.get_args(annotation)
@@ -273,13 +197,3 @@ def report_to(cfg: TrainConfig) -> list[str] | str:
     """What TRL's ``report_to`` gets: the trackers asked for, or ``"none"``."""
     trackers = [t for t in cfg.report_to or [] if t != "none"]
     return trackers or "none"
-
-
-def save_config(cfg: TrainConfig, path: str | Path, resolved: dict[str, Any] | None = None) -> None:
-    """Write the resolved config (plus hardware decisions) as YAML, atomically."""
-    from evaluator.core.outputs import atomic_write_text
-
-    doc = cfg.to_dict()
-    if resolved:
-        doc["resolved"] = resolved
-    atomic_write_text(path, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))

@@ -1,15 +1,21 @@
-"""How completions are decoded: one value for the evaluation harness, its backends and training's held-out checks.
+"""Which model generates and how completions are decoded: plain values for the evaluation harness, its backends,
+training's held-out checks and every command that runs a model.
 
-``GenerationSettings`` is declared once, with each field's help text, and crosses every boundary as it is:
-the ``eval`` command builds its flags from it, the harness hands it to the backend (Hugging Face or vLLM),
-and a report records its resolved form. It lives below training and evaluation so both can name it.
+``GenerationSettings`` and ``ModelRef`` are declared once, with each field's help text, and cross every boundary
+as they are: ``eval`` and the packs' own commands build their flags from them, the harness hands them to the
+backend (Hugging Face or vLLM), and a report records their resolved form. They live at the bottom (no torch, no
+project import) so packs can name them too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any
+
+BACKENDS = ("hf", "vllm")
+"""Generation backends: Hugging Face ``generate`` (anywhere) and vLLM (CUDA with the vllm extra)."""
 
 
 def _g(default: Any, help: str) -> Any:
@@ -64,3 +70,19 @@ class GenerationSettings:
             "batch_size": int(self.batch_size),
             "seed": int(self.seed),
         }
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model to load by name (``tiny``, a preset, a hub id or a local path), with a LoRA adapter and how."""
+
+    model: str = field(metadata={"help": "Preset, tiny, hub id or local path."})
+    adapter: str | os.PathLike[str] | None = _g(None, "LoRA adapter folder (e.g. RUN/final).")
+    quantize: str | None = _g(None, "4bit or none (default: 4bit on CUDA, none on CPU).")
+    device: str | None = _g(None, "Device to load on (default: CUDA when available).")
+    backend: str = _g("hf", "hf (anywhere) or vllm (CUDA with vllm installed).")
+
+    def check(self) -> None:
+        """A bad backend fails now, before any model loads (whether the model exists is the loader's to say)."""
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
