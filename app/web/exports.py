@@ -21,6 +21,7 @@ from evaluator.app.storage import nav_series, queries, scales
 from evaluator.app.web.auth import Db, User
 from evaluator.app.web.fund_list import STATUS_LABELS, Filters, ListQuery, checked
 from evaluator.app.web.fund_page import CRITERION_LABELS, metrics_table
+from evaluator.app.web.fund_pdf import bars_png, fund_pdf, history_png, nav_png
 
 router = APIRouter(include_in_schema=False)
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -95,8 +96,6 @@ def funds_xlsx(viewer: User, session: Db, filters: Filters) -> Response:
 
 def pdf_page(session: Any, principal: Any, code: str) -> dict[str, Any] | None:
     """Everything the PDF shows, through the same scoped queries as the fund page; None when not visible."""
-    from evaluator.app.web.fund_pdf import bars_png, history_png, nav_png
-
     found = nav_series.fund_report_and_series(session, principal, code) if CODE_RE.match(code) else None
     if found is None:
         return None
@@ -128,8 +127,6 @@ def pdf_page(session: Any, principal: Any, code: str) -> dict[str, Any] | None:
 
 @router.get("/export/funds/{code:anytext}.pdf")
 def fund_pdf_download(code: str, viewer: User, session: Db) -> Response:
-    from evaluator.app.web.fund_pdf import fund_pdf
-
     page = pdf_page(session, viewer.principal, code)
     if page is None:
         raise HTTPException(404, "no such fund")
