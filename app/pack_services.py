@@ -3,6 +3,7 @@ through it (the database for ``--db``, the evaluation harness for ``--model``), 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,12 @@ class AppServices:
 
         return prepare_store(flag)
 
-    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
+    def store_folder(
+        self, url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None
+    ) -> None:
         from evaluator.app.commands.db import store_report_folder
 
-        store_report_folder(url, folder, source=source)
+        store_report_folder(url, folder, source=source, texts=texts)
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
         """Store a report folder's batch (if new) and its 운용사 ratings (``companies.json``) with it."""

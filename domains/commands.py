@@ -4,6 +4,7 @@ the evaluation harness (:class:`CommandServices`, which live above the packs), a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,8 +31,11 @@ class CommandServices(Protocol):
         """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
         ...
 
-    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
-        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
+    def store_folder(
+        self, url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None
+    ) -> None:
+        """Store a report folder as one batch (one transaction); a clear message and exit on failure.
+        ``texts``: the folder's files as just written (name → text), read instead of the files."""
         ...
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -38,8 +39,9 @@ def prepare_store(flag: str | None) -> str | None:
     return url
 
 
-def store_report_folder(url: str, folder: Path, *, source: str) -> None:
-    """Store one report folder and say what happened (stored, or already there)."""
+def store_report_folder(url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None) -> None:
+    """Store one report folder and say what happened (stored, or already there); ``texts``: its files as
+    just written (name → text), read instead of the files."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from evaluator.app.storage.batches import BatchError, store_folder
@@ -51,7 +53,7 @@ def store_report_folder(url: str, folder: Path, *, source: str) -> None:
     except DatabaseError as exc:
         fail(f"{exc}{later}")
     try:
-        result = store_folder(engine, folder, source=source)
+        result = store_folder(engine, folder, source=source, texts=texts)
     except BatchError as exc:
         fail(f"nothing stored: {exc}{later}")
     except SQLAlchemyError as exc:

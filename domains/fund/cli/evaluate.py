@@ -155,10 +155,10 @@ def evaluate(
     check_out_dir(out, force)
     when = as_of_flag(as_of)
     files = {"data": data, "meta": meta, "benchmark": benchmark, "rubric": rubric}
-    stages = run_evaluate(files, out, risk_free, when, sample_funds, force, chosen_model, inputs)
+    stages, written = run_evaluate(files, out, risk_free, when, sample_funds, force, chosen_model, inputs)
     if db_url is not None:
         t0 = time.perf_counter()
-        services().store_folder(db_url, out, source="evaluate")
+        services().store_folder(db_url, out, source="evaluate", texts=written)
         stages["store"] = time.perf_counter() - t0
     console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
@@ -172,11 +172,12 @@ def run_evaluate(
     force: bool,
     chosen_model: dict[str, Any] | None,
     inputs: dict[str, Any],
-) -> dict[str, float]:
+) -> tuple[dict[str, float], dict[str, str]]:
     """Read, grade, (have the model evaluate,) write; any expected error ends the command with its message.
 
     ``files``: ``data`` (None: the built-in sample), ``meta``, ``benchmark``, ``rubric``. Returns the
-    seconds each stage took (read, grade, model, write), which the command prints on one line."""
+    seconds each stage took (read, grade, model, write), which the command prints on one line, and the
+    files as written (name → text), which storing the batch reads instead of the files."""
     from evaluator.domains.fund.rubric import resolve_rubric
 
     stages: dict[str, float] = {}
@@ -203,7 +204,7 @@ def run_evaluate(
     _print_summary(evaluation, outcome, [*universe.warnings, *run_notes(evaluation)])
     if evaluations is not None:
         print_model_summary(outcome)
-    return stages
+    return stages, outcome.texts
 
 
 def _lap(stages: dict[str, float], name: str, since: float) -> float:
