@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Table
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 
@@ -37,6 +38,10 @@ def _copy(connection: Any, table: Table, rows: Sequence[dict[str, Any]]) -> None
     columns = ", ".join(dialect.identifier_preparer.quote(n) for n in names)
     statement = f"COPY {dialect.identifier_preparer.format_table(table)} ({columns}) FROM STDIN"
     driver = connection.connection.driver_connection
-    with driver.cursor() as cursor, cursor.copy(statement) as copy:
-        for row in rows:
-            copy.write_row([v if p is None else p(v) for p, v in zip(processors, map(row.__getitem__, names), strict=True)])
+    try:
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row([v if p is None else p(v) for p, v in zip(processors, map(row.__getitem__, names),
+                                                                         strict=True)])
+    except dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy raises it (IntegrityError …), for the callers
+        raise DBAPIError.instance(statement, None, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
