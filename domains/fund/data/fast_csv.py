@@ -59,7 +59,8 @@ def _encoding(raw: bytes, what: str) -> str:
     everything after the first line is ASCII the first line alone decides exactly as the whole file
     would (the same encoding, or the same error at the same byte)."""
     end = raw.find(b"\n")
-    if end >= 0 and raw[end:].isascii():
+    step = 1 << 23  # in 8 MiB slices: one copy of the whole body would cost more than checking it
+    if end >= 0 and all(raw[i : i + step].isascii() for i in range(end, len(raw), step)):
         return decode(raw[:end], what)[1]
     return decode(raw, what)[1]
 
