@@ -45,11 +45,14 @@ def _risky(out: bytes) -> bool:
     if b"0.0000" in out:
         return True
     shape = out.translate(_SHAPE)
-    return any(part in shape for part in _RISKY)
+    return _RISKY[0] in shape or _RISKY[1] in shape
 
 
-def _long_integer(text: str) -> bool:
-    return _LONG_INTEGER in (" " + text).encode("utf-8", "surrogatepass").translate(_SHAPE)
+def _plain(text: str) -> bytes | None:
+    """``text`` as UTF-8 for orjson, or None when it may hold an integer orjson reads unlike json."""
+    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate: orjson refuses it, json decides
+    shape = data.translate(_SHAPE)
+    return None if _LONG_INTEGER in shape or shape.startswith(_LONG_INTEGER[1:]) else data
 
 
 _ENCODE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -71,9 +74,10 @@ def dumps_indented(doc: Any) -> str:
 
 def loads(text: str) -> Any:
     """``json.loads(text)``: the same values, errors included (orjson only where it reads the same)."""
-    if not _long_integer(text):
+    data = _plain(text)
+    if data is not None:
         try:
-            return orjson.loads(text)
+            return orjson.loads(data)
         except orjson.JSONDecodeError:
             pass  # NaN, a lone surrogate, a syntax error: the standard reader decides and words it
     return json.loads(text)
@@ -82,9 +86,10 @@ def loads(text: str) -> Any:
 def loads_compact(text: str) -> tuple[Any, str]:
     """``(json.loads(text), json.dumps(that, ensure_ascii=False, separators=(",", ":")))``: a stored
     report's parsed value and the compact text the database keeps, both exactly as ``json`` gives them."""
-    if not _long_integer(text):
+    data = _plain(text)
+    if data is not None:
         try:
-            doc = orjson.loads(text)  # parsed by orjson: no NaN/infinity, no 65-bit integers, str keys
+            doc = orjson.loads(data)  # parsed by orjson: no NaN/infinity, no 65-bit integers, str keys
         except orjson.JSONDecodeError:
             pass
         else:
