@@ -3,6 +3,7 @@ through it (the database for ``--db``, the evaluation harness for ``--model``), 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ def prepare_store(flag: str | None) -> str | None:
     return url
 
 
-def store_report_folder(url: str, folder: Path, *, source: str) -> None:
-    """Store one report folder and say what happened (stored, or already there)."""
+def store_report_folder(url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None) -> None:
+    """Store one report folder and say what happened (stored, or already there); ``texts``: its files as
+    just written (name → text), read instead of the files."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from evaluator.app.storage.batches import BatchError, store_folder
@@ -38,7 +40,7 @@ def store_report_folder(url: str, folder: Path, *, source: str) -> None:
     except DatabaseError as exc:
         fail(f"{exc}{later}")
     try:
-        result = store_folder(engine, folder, source=source)
+        result = store_folder(engine, folder, source=source, texts=texts)
     except BatchError as exc:
         fail(f"nothing stored: {exc}{later}")
     except SQLAlchemyError as exc:
@@ -59,8 +61,10 @@ class AppServices:
     def prepare_db(self, flag: str | None) -> str | None:
         return prepare_store(flag)
 
-    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
-        store_report_folder(url, folder, source=source)
+    def store_folder(
+        self, url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None
+    ) -> None:
+        store_report_folder(url, folder, source=source, texts=texts)
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
         """Store a report folder's batch (if new) and its 운용사 ratings (``companies.json``) with it."""

@@ -7,6 +7,8 @@ folder, not the job.
 Setup (not timed): the synthetic 15,000-fund universe (five years of business days plus a week, five 유형,
 30 운용사; ``service_load.named_universe``) written as the files an analyst has: the NAV table (wide:
 기준일자 × one column per fund; long: 기준일자, 펀드코드, 기준가격 rows), META and the per-유형 benchmark.
+With ``--postgres`` the batch goes into a fresh PostgreSQL database (the tests' own server, ``tests/pg_server.py``),
+its schema created before the timed command (the SQLite file is created by the command itself, as before).
 Timed: the command in a subprocess (its own ``stages:`` line gives read / grade / write / store), its peak
 memory (the child's max RSS), and in the same run a bare ``pd.read_csv`` of the same NAV file (floats, C
 engine) — the floor any reader of that file pays. Last line:
@@ -58,10 +60,10 @@ def bare_read(path: Path, layout: str) -> float:
     return time.perf_counter() - t
 
 
-def run_job(files: dict[str, Path], out: Path, db: Path) -> tuple[dict[str, float], float, float]:
+def run_job(files: dict[str, Path], out: Path, db_url: str) -> tuple[dict[str, float], float, float]:
     """The command as a user runs it; returns its stage seconds, wall seconds and peak MiB."""
     cmd = [sys.executable, "-m", "evaluator.app.cli", "fund", "evaluate", str(files["data"]), "--meta",
-           str(files["meta"]), "--benchmark", str(files["benchmark"]), "--out", str(out), "--db", f"sqlite:///{db}"]
+           str(files["meta"]), "--benchmark", str(files["benchmark"]), "--out", str(out), "--db", db_url]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
@@ -79,6 +81,8 @@ def main() -> None:
     parser.add_argument("--funds", type=int, default=15_000)
     parser.add_argument("--layout", choices=("wide", "long"), default="wide")
     parser.add_argument("--keep", type=Path, default=None, help="Keep (and reuse) the generated files here.")
+    parser.add_argument("--postgres", action="store_true",
+                        help="Store into a fresh PostgreSQL database (the tests' own server) instead of SQLite.")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="fund_e2e_", dir=Path(__file__).resolve().parents[2]))
     root.mkdir(parents=True, exist_ok=True)
@@ -96,12 +100,26 @@ def main() -> None:
 
         shutil.rmtree(out)
     raw = min(bare_read(files["data"], args.layout) for _ in range(2))
-    stages, wall, peak = run_job(files, out, db)
+    server = None
+    if args.postgres:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from pg_server import PostgresServer
+
+        server = PostgresServer().start()
+    try:
+        url = server.create_database() if server is not None else f"sqlite:///{db}"
+        if server is not None:  # a monthly job's database exists: its schema is not part of the job
+            subprocess.run([sys.executable, "-m", "evaluator.app.cli", "db", "upgrade", "--db", url], check=True,
+                           capture_output=True)
+        stages, wall, peak = run_job(files, out, url)
+    finally:
+        if server is not None:
+            server.stop()
     dates = len(pd.read_csv(files["benchmark"], usecols=[0]))
     load = os.getloadavg()[0]
     print(f"stages: {stages} wall {wall:.2f} s, load average {load:.2f}")
     print(
-        f"fund_e2e funds={args.funds} dates={dates} layout={args.layout} read_s={stages.get('read', 0):.2f} "
+        f"fund_e2e funds={args.funds} dates={dates} layout={args.layout}{' db=postgresql' if args.postgres else ''} read_s={stages.get('read', 0):.2f} "
         f"engine_s={stages.get('grade', 0):.2f} write_s={stages.get('write', 0):.2f} store_s={stages.get('store', 0):.2f} "
         f"total_s={wall:.2f} raw_read_s={raw:.2f} ratio={wall / raw:.1f} peak_mib={peak:.0f}"
     )

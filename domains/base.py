@@ -311,8 +311,11 @@ class CommandServices(Protocol):
         """The database URL to store into (``--db`` or the environment's), checked now; None for no database."""
         ...
 
-    def store_folder(self, url: str, folder: Path, *, source: str) -> None:
-        """Store a report folder as one batch (one transaction); a clear message and exit on failure."""
+    def store_folder(
+        self, url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None
+    ) -> None:
+        """Store a report folder as one batch (one transaction); a clear message and exit on failure.
+        ``texts``: the folder's files as just written (name → text), read instead of the files."""
         ...
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:

@@ -138,7 +138,7 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
                             on_progress=progress)
     step("데이터베이스에 저장 중", 0.92)
     beat.check()
-    result = store_folder(engine, outcome.folder, source="upload",
+    result = store_folder(engine, outcome.folder, source="upload", texts=outcome.texts,
                           finish=lambda session, run_id: jobs.mark_done(session, job_id, run_id, None))
     if not result.created:  # nothing new was stored: say which batch already holds it
         note = "같은 입력·방법론·기준일의 평가가 이미 저장되어 있습니다"

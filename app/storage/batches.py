@@ -12,18 +12,22 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, exists, func, insert, select, update
+from sqlalchemy import Engine, and_, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
+from evaluator.app.storage.bulk import insert_rows
 from evaluator.app.storage.nav_series import read_series, series_rows
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries, Run
+from evaluator.core.fast_json import loads, loads_compact
 from evaluator.core.provenance import json_sha256
+from evaluator.domains.fund.reports import SERIES_FILE
 from evaluator.methodology.rubric_scale import GradeScale, scale_of
 
 MAX_CODE_LEN = 200
@@ -52,11 +56,31 @@ class Batch:
     series: list[tuple[str, str]] = field(default_factory=list)  # (fund code, nav_series.jsonl line)
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path, text: str | None) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads(path.read_text(encoding="utf-8") if text is None else text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BatchError(f"{path.name}: not readable JSON ({exc})") from None
+
+
+def _plain_files(base: Path) -> set[str]:
+    """Names of the folder's regular files that are not links: a report name among them that is also a
+    safe file name is inside the folder without resolving it (one directory scan, not 15,000 resolves)."""
+    try:
+        with os.scandir(base) as entries:
+            return {e.name for e in entries if not e.is_symlink() and e.is_file(follow_symlinks=False)}
+    except OSError:
+        return set()
+
+
+def _report_path(base: Path, name: str, plain: set[str]) -> Path:
+    """``base / name`` proven inside the folder (``ValueError`` otherwise), as ``path_inside`` proves it."""
+    from evaluator.core.outputs import path_inside, safe_filename
+
+    stem = name[: -len(".json")]
+    if name in plain and safe_filename(stem, default="") == stem:
+        return base / name
+    return path_inside(base, stem, ".json")
 
 
 def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
@@ -65,16 +89,20 @@ def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
     return schema_problems(doc, schema)
 
 
-def read_folder(folder: str | Path) -> Batch:
-    """Read and check a report folder; raise :class:`BatchError` naming every problem found."""
-    from evaluator.core.outputs import path_inside
+def read_folder(folder: str | Path, texts: Mapping[str, str] | None = None) -> Batch:
+    """Read and check a report folder; raise :class:`BatchError` naming every problem found.
+
+    ``texts``: the folder's files as just written (file name → text, the batch writer's
+    ``BatchOutcome.texts``), read instead of the files; the same checks run on them."""
     from evaluator.domains.fund.reports import report_schema, scale_problems, summary_schema
 
     base = Path(folder)
+    texts = texts or {}
     if not (base / "summary.json").is_file():
         raise BatchError(f"{base} has no summary.json; is it a `fund evaluate --out` folder?")
-    summary_bytes = (base / "summary.json").read_bytes()
-    summary = _load_json(base / "summary.json")
+    summary_text = texts.get("summary.json")
+    summary_bytes = (base / "summary.json").read_bytes() if summary_text is None else summary_text.encode("utf-8")
+    summary = _load_json(base / "summary.json", summary_text)
     scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
     problems = _problems(summary, summary_schema()) or scale_problems(summary, scale)  # grades on the rubric's scale
     if problems:
@@ -83,6 +111,7 @@ def read_folder(folder: str | Path) -> Batch:
     bad: list[str] = []
     rschema = report_schema()
     seen: set[str] = set()
+    plain = _plain_files(base)
     for line in summary["funds"]:
         code, name = line.get("fund_code"), line.get("file")
         if not isinstance(code, str) or not code or len(code) > MAX_CODE_LEN or code in seen:
@@ -95,7 +124,7 @@ def read_folder(folder: str | Path) -> Batch:
             bad.append(f"{code}: file name {name!r} is not a .json name")
             continue
         try:
-            path = path_inside(base, name[: -len(".json")], ".json")
+            path = _report_path(base, name, plain)
         except ValueError:
             bad.append(f"{code}: file {name!r} would be outside the folder")
             continue
@@ -103,8 +132,8 @@ def read_folder(folder: str | Path) -> Batch:
             bad.append(f"{code}: file {name!r} is not a plain file name in the folder")
             continue
         try:
-            text = path.read_text(encoding="utf-8")
-            doc = json.loads(text)
+            text = texts.get(name)
+            doc, compact = loads_compact(path.read_text(encoding="utf-8") if text is None else text)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             bad.append(f"{name}: not readable JSON ({type(exc).__name__})")
             continue
@@ -114,8 +143,9 @@ def read_folder(folder: str | Path) -> Batch:
         elif doc["fund_code"] != code or doc["as_of"] != summary["as_of"]:
             bad.append(f"{name}: fund code or as-of differs from summary.json")
         else:
-            reports.append((json.dumps(doc, ensure_ascii=False, separators=(",", ":")), doc))
-    series, problems = read_series(base, {doc["fund_code"] for _, doc in reports if doc["status"] == "ok"})
+            reports.append((compact, doc))
+    rated = {doc["fund_code"] for _, doc in reports if doc["status"] == "ok"}
+    series, problems = read_series(base, rated, texts.get(SERIES_FILE))
     bad += problems
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
@@ -216,11 +246,9 @@ def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
     session.add(run)
     session.flush()
     rows = _result_rows(run.id, as_of, batch.reports, scale_of(batch.summary.get("grade_scale")))
-    if rows:
-        session.execute(insert(FundResult), rows)
-        session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))
-    if batch.series:
-        session.execute(insert(FundSeries), series_rows(run.id, batch.series))
+    insert_rows(session, FundResult.__table__, rows)  # PostgreSQL: COPY; elsewhere one executemany
+    insert_rows(session, FundDocument.__table__, _document_rows(run.id, batch.reports))
+    insert_rows(session, FundSeries.__table__, series_rows(run.id, batch.series))
     _mark_current(session, run.id, as_of)
     return run.id
 
@@ -255,6 +283,7 @@ def store_batch(
 
 def store_folder(
     engine: Engine, folder: str | Path, *, source: str = "import",
-    finish: Callable[[Session, int], None] | None = None,
+    finish: Callable[[Session, int], None] | None = None, texts: Mapping[str, str] | None = None,
 ) -> StoreResult:
-    return store_batch(engine, read_folder(folder), source=source, finish=finish)
+    """:func:`read_folder` (``texts``: its files as just written) and :func:`store_batch`."""
+    return store_batch(engine, read_folder(folder, texts), source=source, finish=finish)

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.queries import visible
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries
+from evaluator.core.fast_json import loads
 from evaluator.domains.fund.reports import SERIES_FILE
 
 MAX_POINTS = 400  # the writer keeps at most 260; a little room, and no more
@@ -67,9 +68,12 @@ def check_line(doc: Any) -> str:
     return str(doc["fund_code"])
 
 
-def read_series(folder: Path, rated: set[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def read_series(
+    folder: Path, rated: set[str], text: str | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
     """(fund code, line) for each fund in ``nav_series.jsonl`` (none when the folder has no such file),
-    and every problem found (a line of a fund that is not rated in the folder is one)."""
+    and every problem found (a line of a fund that is not rated in the folder is one). ``text``: the
+    file's text as just written, read instead of the file."""
     path = folder / SERIES_FILE
     if not path.is_file():
         return [], []
@@ -77,7 +81,7 @@ def read_series(folder: Path, rated: set[str]) -> tuple[list[tuple[str, str]], l
     problems: list[str] = []
     seen: set[str] = set()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = (path.read_text(encoding="utf-8") if text is None else text).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         return [], [f"{SERIES_FILE}: not readable ({type(exc).__name__})"]
     for number, line in enumerate(lines, 1):
@@ -86,7 +90,7 @@ def read_series(folder: Path, rated: set[str]) -> tuple[list[tuple[str, str]], l
         try:
             if len(line) > MAX_LINE:
                 raise SeriesError(f"longer than {MAX_LINE} characters")
-            code = check_line(json.loads(line))
+            code = check_line(loads(line))
             if code not in rated or code in seen:
                 raise SeriesError(f"fund {code[:50]!r} is not a rated fund of this batch, or repeated")
         except (json.JSONDecodeError, SeriesError) as exc:

@@ -159,19 +159,20 @@ def evaluate(opts: EvaluateOptions) -> None:
     chosen_model = model_options(opts.model, opts.generation, opts.split)
     db_url = services().prepare_db(opts.db)
     check_out_dir(opts.out, opts.force)
-    stages = run_evaluate(opts, as_of_flag(opts.as_of), chosen_model)
+    stages, written = run_evaluate(opts, as_of_flag(opts.as_of), chosen_model)
     if db_url is not None:
         t0 = time.perf_counter()
-        services().store_folder(db_url, opts.out, source="evaluate")
+        services().store_folder(db_url, opts.out, source="evaluate", texts=written)
         stages["store"] = time.perf_counter() - t0
     console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
 
-def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: ModelRun | None) -> dict[str, float]:
+def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: ModelRun | None) -> tuple[dict[str, float], dict[str, str]]:
     """Read, grade, (have the model evaluate,) write; any expected error ends the command with its message.
 
     ``opts.data`` None reads the built-in sample. Returns the seconds each stage took (read, grade, model,
-    write), which the command prints on one line."""
+    write), which the command prints on one line, and the files as written (name → text), which storing the
+    batch reads instead of the files."""
     from evaluator.domains.fund.rubric import resolve_rubric
 
     stages: dict[str, float] = {}
@@ -193,7 +194,7 @@ def run_evaluate(opts: EvaluateOptions, as_of: dt.date | None, chosen_model: Mod
     _print_summary(evaluation, outcome, [*universe.warnings, *run_notes(evaluation)])
     if evaluations is not None:
         print_model_summary(outcome)
-    return stages
+    return stages, outcome.texts
 
 
 def _lap(stages: dict[str, float], name: str, since: float) -> float:

@@ -52,6 +52,19 @@ def _header(raw: bytes, encoding: str) -> list[str] | None:
     return cells
 
 
+def _encoding(raw: bytes, what: str) -> str:
+    """The general reader's encoding decision (:func:`decode`) without decoding a plain-ASCII body.
+
+    A newline byte is never inside a UTF-8 or CP949 character, and ASCII is valid in both, so when
+    everything after the first line is ASCII the first line alone decides exactly as the whole file
+    would (the same encoding, or the same error at the same byte)."""
+    end = raw.find(b"\n")
+    step = 1 << 23  # in 8 MiB slices: one copy of the whole body would cost more than checking it
+    if end >= 0 and all(raw[i : i + step].isascii() for i in range(end, len(raw), step)):
+        return decode(raw[:end], what)[1]
+    return decode(raw, what)[1]
+
+
 def _csv_head(path: str | Path) -> tuple[Path, str, list[str], list[str | None]] | None:
     """(path, encoding, column names, their canonical names) of a CSV file; None for Excel or Parquet.
 
@@ -62,7 +75,7 @@ def _csv_head(path: str | Path) -> tuple[Path, str, list[str], list[str | None]]
     if p.suffix.lower() in EXCEL_SUFFIXES or p.suffix.lower() in (".parquet", ".pq"):
         return None
     raw = p.read_bytes()
-    _, encoding = decode(raw, f"DATA {p}")
+    encoding = _encoding(raw, f"DATA {p}")
     header = _header(raw, encoding)
     return None if header is None else (p, encoding, header, [canonical(c) for c in header])
 
@@ -159,15 +172,13 @@ def read_long_csv(
     day_rank = np.argsort(np.argsort(day_of_cat.to_numpy(), kind="stable"))
     code_id = code_rank[code_cat.codes.to_numpy()]
     day_id = day_rank[date_cat.codes.to_numpy()]
-    order = np.argsort(code_id, kind="stable")  # each fund's rows, in file order
-    same = code_id[order][1:] == code_id[order][:-1]
-    if (same & (day_id[order][1:] <= day_id[order][:-1])).any():
+    if not _each_fund_rising(code_id, day_id, len(names)):
         return None  # a repeated or earlier date within a fund: the general path names it
-    used_days = np.unique(day_id)
+    used_days = np.flatnonzero(np.bincount(day_id, minlength=len(day_of_cat)))
     values = np.full((len(day_of_cat), len(names)), np.nan)
     values[day_id, code_id] = nav
     days = np.sort(day_of_cat.to_numpy())
-    present = np.unique(code_id)
+    present = np.flatnonzero(np.bincount(code_id, minlength=len(names)))
     navs = pd.DataFrame(
         values[np.ix_(used_days, present)], index=pd.DatetimeIndex(days[used_days], name="date"),
         columns=pd.Index(list(np.sort(names.to_numpy(dtype=object))[present]), dtype=object).astype(str),
@@ -182,6 +193,17 @@ def read_long_csv(
     meta = apply_units(meta_from_rows(row_meta) if row_meta is not None else
                        pd.DataFrame(index=pd.Index([], name="fund_code")), units_of(header, frame), source, notes)
     return navs, meta, notes, len(frame), list(header), encoding
+
+
+def _each_fund_rising(code_id: np.ndarray, day_id: np.ndarray, funds: int) -> bool:
+    """Whether each fund's dates strictly rise in file order. A file that keeps each fund's rows together
+    (the usual long export) is checked in place; any other order through a stable sort by fund."""
+    change = code_id[1:] != code_id[:-1]
+    if int(np.count_nonzero(change)) == funds - 1:  # one block per fund: file order is each fund's order
+        return not (~change & (day_id[1:] <= day_id[:-1])).any()
+    order = np.argsort(code_id, kind="stable")  # each fund's rows, in file order
+    codes, days = code_id[order], day_id[order]
+    return not ((codes[1:] == codes[:-1]) & (days[1:] <= days[:-1])).any()
 
 
 def units_of(header: list[str], frame: pd.DataFrame) -> dict[str, tuple[str, str, float]]:

@@ -14,17 +14,17 @@ import hashlib
 import io
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.fast_json import dumps_indented
 from evaluator.core.outputs import (
-    atomic_write_json,
     atomic_write_text,
     path_inside,
     replacing_dir,
     safe_filename,
-    write_staged_json,
+    write_staged_text,
 )
 from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
@@ -43,6 +43,9 @@ class BatchOutcome:
     failures: dict[str, str]
     summary_json: Path
     summary_csv: Path
+    texts: dict[str, str] = field(default_factory=dict, repr=False)
+    """The folder's report, summary and series files as written (file name → text): storing the batch
+    right after writing it reads these instead of reading the files back."""
 
 
 def report_names(codes: Sequence[str]) -> dict[str, str]:
@@ -70,7 +73,9 @@ def _inside(base: Path, name: str) -> Path:
     return base / name
 
 
-def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]) -> list[str]:
+def _write_series(
+    evaluation: Evaluation, folder: Path, files: Mapping[str, str], texts: dict[str, str]
+) -> list[str]:
     """``nav_series.jsonl``: each rated fund's total-return index and its benchmark over its window
     (:mod:`~evaluator.domains.fund.engine.nav_series`), for charts; a stale one never outlives a rerun.
     A failure here loses no report: the batch is written without the file and says so."""
@@ -82,7 +87,8 @@ def _write_series(evaluation: Evaluation, folder: Path, files: Mapping[str, str]
         lines = [line for code, line in series_lines(evaluation) if code in files]
     except Exception as exc:  # a chart must never cost the batch its reports
         return [f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"]
-    atomic_write_text(target, "".join(f"{line}\n" for line in lines))
+    texts[SERIES_FILE] = "".join(f"{line}\n" for line in lines)
+    atomic_write_text(target, texts[SERIES_FILE])
     return []
 
 
@@ -139,6 +145,7 @@ def write_reports(
     return BatchOutcome(
         folder=final, files=outcome.files, failures=outcome.failures,
         summary_json=final / outcome.summary_json.name, summary_csv=final / outcome.summary_csv.name,
+        texts=outcome.texts,
     )
 
 
@@ -153,6 +160,7 @@ def _write_batch(
     names = report_names([f.fund_code for f in evaluation.funds])
     files: dict[str, str] = {}
     failures: dict[str, str] = {}
+    texts: dict[str, str] = {}
     total = len(evaluation.funds)
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = folder.resolve()
@@ -164,17 +172,20 @@ def _write_batch(
             doc.update(facts.get(fund.fund_code, {}))
             if model_evaluations is not None:
                 doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-            write_staged_json(target, doc)  # inside the staging folder: the swap makes the batch atomic
+            text = dumps_indented(doc) + "\n"
+            write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
             files[fund.fund_code] = target.name
+            texts[target.name] = text
         except Exception as exc:  # one fund's failure must not lose the others' reports
             failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
         if on_progress is not None and (done % every == 0 or done == total):
             on_progress(done, total)
-    warnings = [*warnings, *_write_series(evaluation, folder, files)]
+    warnings = [*warnings, *_write_series(evaluation, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
-    summary_json = atomic_write_json(folder / "summary.json", summary)
+    texts["summary.json"] = dumps_indented(summary) + "\n"
+    summary_json = atomic_write_text(folder / "summary.json", texts["summary.json"])
     rows = distribution_csv_rows(summary)
     buf = io.StringIO()
     if rows:
@@ -183,5 +194,6 @@ def _write_batch(
         writer.writerows(rows)
     summary_csv = atomic_write_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
     return BatchOutcome(
-        folder=folder, files=files, failures=failures, summary_json=summary_json, summary_csv=summary_csv
+        folder=folder, files=files, failures=failures, summary_json=summary_json, summary_csv=summary_csv,
+        texts=texts,
     )

@@ -1,0 +1,91 @@
+"""core/fast_json: the standard ``json`` module's exact text and values on varied, hostile documents."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluator.core.fast_json import dumps_indented, loads, loads_compact
+from evaluator.core.outputs import dumps
+
+
+class Kind(str, enum.Enum):
+    A = "a"
+
+
+def _floats() -> list[float]:
+    rng = np.random.default_rng(5)
+    return [
+        *rng.normal(0, 1, 400).tolist(),
+        *(10.0 ** rng.uniform(-12, 22, 600) * rng.choice([-1, 1], 600)).tolist(),
+        *np.round(rng.normal(0, 100, 200), 4).tolist(),
+        0.0001, 9.9e-05, 1.5e-05, 1e-07, 1e16, 1.2345e16, 9999999999999998.0, 123456789012345678.0, -0.0, 5e-324,
+        1.7976931348623157e308, 0.1, 1.0, 100.0,
+    ]
+
+
+DOCS = [
+    {"등급": 1, "x": _floats(), "empty": {}, "none": [], "n": None, "t": True, "f": False},
+    {"text": "탭\t줄\n제어\x01\x1f\x7f따옴\"역\\ \u2028\u2029 é 😀", "nan": float("nan"), "inf": [float("-inf")]},
+    {"np": np.float64(0.1), "np32": np.float32(0.1), "i": np.int64(7), "big": 2**70, "neg": -(10**17)},
+    {1: "int key", "s": {3, 1, 2}, "d": dt.date(2025, 6, 30), "p": Path("a/b"), "tup": (1, 2.5)},
+    {"e": Kind.A, "hash": "3e5a0000e1", "num_text": ": 1e5, 0.00001", "nested": [[{"a": [[]]}]]},
+    {"ints": [0, -1, 2**63 - 1, -(2**63), 2**64 - 1, 10**18, -(10**18)], "when": dt.datetime(2025, 1, 2, 3, 4, 5)},
+    [1, "two", None, [3.5, {"k": -0.00012}]],
+    "just a string",
+    12.5,
+]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=range(len(DOCS)))
+def test_indented_text_is_byte_identical_to_the_standard_encoder(doc: object) -> None:
+    assert dumps_indented(doc) == dumps(doc, indent=2)
+
+
+def test_a_document_json_cannot_encode_is_still_refused() -> None:
+    with pytest.raises(TypeError):
+        dumps_indented({"x": object()})
+    with pytest.raises(TypeError):
+        dumps_indented({"x": {1, "a"}})  # a set json cannot sort
+
+
+TEXTS = [
+    json.dumps(doc, default=str) for doc in DOCS if not isinstance(doc, dict) or 1 not in doc
+] + [
+    '{"a": 1, "b": 2, "a": 3}',  # a repeated key: the last value, in the first key's place
+    '{"big": 123456789012345678901234567890, "neg": -9999999999999999999, "edge": 18446744073709551616}',
+    '{"x": NaN, "y": -Infinity, "z": 1E400}',
+    '{"deep": 1e-400, "f": 1.0, "g": 10, "h": -0, "i": 0.1e1}',
+    '["\\ud800 lone surrogate", "\\u00e9\\u0000"]',
+    '{"k": "1234567890123456789012 inside a string"}',
+    "  [1, 2]  ",
+    "123456789012345678901234567890",  # a top-level integer beyond 64 bits
+    "-9999999999999999999",
+    "[-9223372036854775809, 9223372036854775808]",
+]
+BAD = ['{"a": 1,}', "{'a': 1}", '{"a": 1} x', "", "[1, 2", '{"a": tru}', "\ufeff{}"]
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+def test_values_and_compact_text_are_the_standard_modules(text: str) -> None:
+    expected = json.loads(text)
+    got = loads(text)
+    assert repr(got) == repr(expected)  # repr: types too (an int stays an int, -0.0 stays -0.0)
+    doc, compact = loads_compact(text)
+    assert repr(doc) == repr(expected)
+    assert compact == json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("text", BAD)
+def test_bad_text_raises_the_standard_error_and_message(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    for parse in (loads, loads_compact):
+        with pytest.raises(json.JSONDecodeError) as got:
+            parse(text)
+        assert str(got.value) == str(expected.value)
