@@ -89,7 +89,7 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         _charts_drawn(browser, 1)
         assert _font_ready(browser)
         resources = _all_from(browser, base)
-        assert any("plotly.min.js" in r for r in resources) and any("NanumGothic" in r for r in resources)
+        assert any("plotly.min.js" in r for r in resources) and any("/assets/font/nanum-" in r and ".woff2" in r for r in resources)
         assert other["fund_code"] not in browser.page_source
         browser.save_screenshot(str(shots / "client-overview.png"))
 
