@@ -9,6 +9,8 @@ web font must really be in use (a face "loaded", and text drawn wider or narrowe
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +44,14 @@ const wide = [...document.body.querySelectorAll('*')].filter(e => e.getBoundingC
 return [innerWidth, document.documentElement.scrollWidth,
         wide.slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))];
 """
-# Words (runs of non-space) holding Hangul, inside headings, headers, labels and nav links, whose glyphs sit on
+# Hangul words (runs of two or more syllables), in headings, table cells, labels, nav links and text, whose glyphs sit on
 # more than one line: a word broken in the middle.
 BROKEN_WORDS_JS = r"""
 const out = [];
-for (const el of document.querySelectorAll('h1, h2, h3, th, dt, nav a, label, button, .brand')) {
+for (const el of document.querySelectorAll('h1, h2, h3, th, td, dt, dd, nav a, label, button, .brand, p, li')) {
   const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-    for (const m of node.data.matchAll(/\S+/g)) {
-      if (!/[\uac00-\ud7a3]/.test(m[0])) continue;
+    for (const m of node.data.matchAll(/[\uac00-\ud7a3]{2,}/g)) {
       const r = document.createRange();
       r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
       const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
@@ -83,13 +84,18 @@ def _desktop(driver: Any) -> None:
 
 
 def _fits(driver: Any, where: str) -> None:
-    """The page is as wide as the phone, and no Hangul word in a heading is split over lines."""
+    """The page is as wide as the phone, and no Hangul word in a heading is split over lines; a screenshot
+    goes to ``$EVALUATOR_SCREENSHOTS`` when it is set."""
     _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
     driver.execute_script("return document.fonts.ready")
     inner, scroll, wide = driver.execute_script(WIDE_JS)
     assert scroll <= PHONE and inner == PHONE, f"{where}: the page is {scroll} px wide at {PHONE} px: {wide}"
     broken = driver.execute_script(BROKEN_WORDS_JS)
     assert not broken, f"{where}: words broken over lines: {broken}"
+    if os.environ.get("EVALUATOR_SCREENSHOTS"):
+        folder = Path(os.environ["EVALUATOR_SCREENSHOTS"])
+        folder.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(folder / ("phone-" + re.sub(r"[^a-z0-9]+", "-", where.lower()).strip("-") + ".png")))
 
 
 def _first_visit_bytes(driver: Any, url: str, ready: Any) -> tuple[int, list[list[Any]]]:
