@@ -105,7 +105,7 @@ def subset_woff2(raw: bytes, cps: tuple[int, ...]) -> bytes:
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
-    font = TTFont(io.BytesIO(raw), lazy=True)
+    font = TTFont(io.BytesIO(raw), lazy=True, recalcTimestamp=False)  # same bytes in every worker
     for tag in [t for t in font.keys() if t.startswith("TSI")]:  # noqa: SIM118 (TTFont is not a dict)
         del font[tag]
     options = subset.Options()
