@@ -38,9 +38,11 @@ def _shots(tmp_path: Path) -> Path:
 
 
 def _wait(driver: Any, condition: Any, timeout: float = WAIT) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    # the job page reloads itself: an element found just before a reload is stale, so look again
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition)
 
 
 def _sign_in(driver: Any, base: str, key: str) -> None:
