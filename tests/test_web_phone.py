@@ -87,6 +87,8 @@ def _fits(driver: Any, where: str) -> None:
     """The page is as wide as the phone, and no Hangul word in a heading is split over lines; a screenshot
     goes to ``$EVALUATOR_SCREENSHOTS`` when it is set."""
     _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete")
+    _wait(driver, lambda d: d.execute_script(  # charts drawn: Plotly sizes them to the page
+        "return [...document.querySelectorAll('[data-chart]')].every(e => e.dataset.drawn === '1')"))
     driver.execute_script("return document.fonts.ready")
     inner, scroll, wide = driver.execute_script(WIDE_JS)
     assert scroll <= PHONE and inner == PHONE, f"{where}: the page is {scroll} px wide at {PHONE} px: {wide}"
@@ -170,8 +172,12 @@ def test_every_fund_page_fits_a_phone(loaded: Loaded, report_folders: dict[str, 
             _sign_in(browser, base, loaded.keys["admin"])
             _charts_drawn(browser, 1)
             _fits(browser, "overview (admin)")
+            nav = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "header nav a")]
+            assert f"{base}/uploads" in nav
+            for url in nav:  # every page the nav offers, whatever page sets the server has
+                browser.get(url)
+                _fits(browser, "nav " + url.removeprefix(base))
             browser.get(f"{base}/uploads")
-            _fits(browser, "upload")
             browser.find_element(By.NAME, "data").send_keys(str(bad))
             browser.execute_script("document.querySelector('input[name=as_of]').value = '2025-06-30'")
             browser.find_element(By.CSS_SELECTOR, "form.upload button").click()
