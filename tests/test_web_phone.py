@@ -61,15 +61,18 @@ for (const el of document.querySelectorAll('h1, h2, h3, th, td, dt, dd, nav a, l
 }
 return out;
 """
-# The web font draws Hangul; without it this machine (no CJK font) draws boxes of another width.
+# The web font draws Hangul (without it this machine, with no CJK font, draws boxes of another width); the
+# backslash is left to the next font in the list.
 FONT_IN_USE_JS = """
 return document.fonts.ready.then(() => {
-  const width = family => { const s = document.createElement('span'); s.style.cssText = '';
-    s.textContent = '운용사 펀드 평가 등급'; s.style.fontFamily = family; s.style.fontSize = '20px';
+  const width = (family, text) => { const s = document.createElement('span');
+    s.textContent = text; s.style.fontFamily = family; s.style.fontSize = '20px';
     s.style.position = 'absolute'; document.body.appendChild(s); const w = s.getBoundingClientRect().width;
     s.remove(); return w; };
   const loaded = [...document.fonts].filter(f => f.family.includes('NanumGothic') && f.status === 'loaded');
-  return [loaded.length, width('NanumGothic'), width('monospace')];
+  const hangul = '운용사 펀드 평가 등급', slash = '\\\\\\\\';
+  return [loaded.length, width('NanumGothic, monospace', hangul), width('monospace', hangul),
+          width('NanumGothic, monospace', slash), width('monospace', slash)];
 });
 """
 
@@ -113,8 +116,9 @@ def _first_visit_bytes(driver: Any, url: str, ready: Any) -> tuple[int, list[lis
 
 
 def _font_in_use(driver: Any) -> None:
-    faces, web, fallback = driver.execute_script(FONT_IN_USE_JS)
+    faces, web, fallback, slash, slash_fallback = driver.execute_script(FONT_IN_USE_JS)
     assert faces >= 1 and abs(web - fallback) > 5, (faces, web, fallback)
+    assert slash == slash_fallback, (slash, slash_fallback)  # "\\" from another font: NanumGothic draws ₩
 
 
 @SQLITE
