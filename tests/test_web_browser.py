@@ -38,9 +38,11 @@ def _shots(tmp_path: Path) -> Path:
 
 
 def _wait(driver: Any, condition: Any, timeout: float = WAIT) -> Any:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    # the job page reloads itself: an element found just before a reload is stale, so look again
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(condition)
 
 
 def _sign_in(driver: Any, base: str, key: str) -> None:
@@ -89,7 +91,7 @@ def test_a_client_in_the_browser(loaded: Loaded, report_folders: dict[str, Path]
         _charts_drawn(browser, 1)
         assert _font_ready(browser)
         resources = _all_from(browser, base)
-        assert any("plotly.min.js" in r for r in resources) and any("NanumGothic" in r for r in resources)
+        assert any("plotly.min.js" in r for r in resources) and any("/assets/font/nanum-" in r and ".woff2" in r for r in resources)
         assert other["fund_code"] not in browser.page_source
         browser.save_screenshot(str(shots / "client-overview.png"))
 

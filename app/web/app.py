@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import partial
 from importlib import resources
 
 from fastapi import FastAPI, Request
@@ -24,7 +25,7 @@ from evaluator.app.web import auth, company_pages, exports, fund_list, fund_page
 from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.cache import ScopeCache
 from evaluator.app.web.extensions import Extensions
-from evaluator.app.web.fonts import browser_safe_font
+from evaluator.app.web.fonts import shared_font
 from evaluator.app.web.grade_styles import grades_css
 from evaluator.app.web.plotly_style import plotly_style
 from evaluator.app.web.render import make_templates, render
@@ -48,23 +49,19 @@ TITLES = {404: "찾을 수 없습니다", 403: "허용되지 않습니다", 405:
 def _register_assets(app: FastAPI) -> None:
     assets = app.state.assets
     web = resources.files("evaluator.app.web") / "static"
-    fonts = resources.files("koreanize_matplotlib") / "fonts"
     assets.add("web/app.css", web / "app.css", "text/css")
+    assets.add("web/layout.css", web / "layout.css", "text/css")
     assets.add("web/charts.js", web / "charts.js", "application/javascript")
     assets.add("plotly.min.js", resources.files("plotly") / "package_data" / "plotly.min.js",
                "application/javascript")
-    assets.add("font/NanumGothic.ttf", fonts / "NanumGothic.ttf", "font/ttf", browser_safe_font)
-    assets.add("font/NanumGothicBold.ttf", fonts / "NanumGothicBold.ttf", "font/ttf", browser_safe_font)
-
-    def font_urls(css: bytes) -> bytes:  # a file, not an inline <style>: the CSP allows no inline style
-        for name in ("font/NanumGothic.ttf", "font/NanumGothicBold.ttf"):
-            css = css.replace(b"{{%s}}" % name.encode(), assets.url(name).encode())
-        return css
-
-    assets.add("web/fonts.css", web / "fonts.css", "text/css", font_urls)
-    assets.add("plotly-style.css", web / "fonts.css", "text/css", lambda _raw: plotly_style()[1])
-    assets.add("plotly-rules.css", web / "fonts.css", "text/css", lambda _raw: b"/* Plotly inserts its rules */\n")
-    assets.add("web/grades.css", web / "fonts.css", "text/css", lambda _raw: grades_css())
+    font = shared_font()
+    for name in font.slices:
+        assets.add_made(name, partial(font.body, name), "font/woff2", font.version(name))
+    # a file, not an inline <style>: the CSP allows no inline style
+    assets.add("web/fonts.css", web / "app.css", "text/css", lambda _raw: font.css(assets.url))
+    assets.add("plotly-style.css", web / "app.css", "text/css", lambda _raw: plotly_style()[1])
+    assets.add("plotly-rules.css", web / "app.css", "text/css", lambda _raw: b"/* Plotly inserts its rules */\n")
+    assets.add("web/grades.css", web / "app.css", "text/css", lambda _raw: grades_css())
 
 
 def _is_page(request: Request) -> bool:
