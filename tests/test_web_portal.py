@@ -112,6 +112,11 @@ def test_lists_hold_every_fund_in_scope_rated_or_not(loaded: Loaded, rated: Rate
     api = b.get("/api/v1/funds", params={"status": "all", "page_size": 100}, headers=auth(rated.keys["b"])).json()
     assert {i["fund_code"] for i in api["items"]} == {d["fund_code"] for d in mine}
     assert b.get("/funds", params={"status": "broken"}).status_code == 422
+    bad = b.get("/api/v1/funds", params={"status": "broken"}, headers=auth(rated.keys["b"]))
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_request"
+    rated_only = b.get("/api/v1/funds", params={"page_size": 100}, headers=auth(rated.keys["b"])).json()
+    assert {i["fund_code"] for i in rated_only["items"]} == {d["fund_code"] for d in mine if d["status"] == "ok"
+                                                             and not d.get("provisional")}  # the API's default
 
 
 def test_a_client_overview_names_its_funds_whose_grade_changed(loaded: Loaded, rated: Rated,
