@@ -71,8 +71,12 @@ def test_company_pages_show_each_key_its_api_scope(loaded: Loaded, rated: Rated)
             assert history == want, (name, history)
     a = web_client(loaded)
     sign_in(a, rated.keys["a"])
-    page = _text(a.get("/companies/" + quote(CLIENT_A_COMPANY)).text)
+    raw = a.get("/companies/" + quote(CLIENT_A_COMPANY)).text
+    page = _text(raw)
     assert "운용철학" in page and "강점은 운용철학(5점), 약점은 리스크관리체계(2점)입니다." in page
+    link = html.unescape(re.search(r'class="export xlsx" href="([^"]+)"', raw).group(1))
+    _, rows, _ = _xlsx_rows(a.get(link).content)  # the company's funds, as the list filtered to it holds them
+    assert sorted(r[0] for r in rows) == sorted(f["fund_code"] for f in everyone[CLIENT_A_COMPANY]["funds"])
 
 
 def test_fund_page_links_its_company_only_when_the_viewer_may_open_it(loaded: Loaded, rated: Rated,
@@ -112,6 +116,11 @@ def test_lists_hold_every_fund_in_scope_rated_or_not(loaded: Loaded, rated: Rate
     api = b.get("/api/v1/funds", params={"status": "all", "page_size": 100}, headers=auth(rated.keys["b"])).json()
     assert {i["fund_code"] for i in api["items"]} == {d["fund_code"] for d in mine}
     assert b.get("/funds", params={"status": "broken"}).status_code == 422
+    bad = b.get("/api/v1/funds", params={"status": "broken"}, headers=auth(rated.keys["b"]))
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_request"
+    rated_only = b.get("/api/v1/funds", params={"page_size": 100}, headers=auth(rated.keys["b"])).json()
+    assert {i["fund_code"] for i in rated_only["items"]} == {d["fund_code"] for d in mine if d["status"] == "ok"
+                                                             and not d.get("provisional")}  # the API's default
 
 
 def test_a_client_overview_names_its_funds_whose_grade_changed(loaded: Loaded, rated: Rated,

@@ -29,7 +29,8 @@ WAIT = 60
 def _routes(loaded: Loaded) -> list[str]:
     with Session(loaded.engine) as s:
         code = s.scalar(select(FundResult.fund_code).where(FundResult.company == CLIENT_A_COMPANY))
-    return ["/", "/funds", f"/funds/{code}", "/companies", "/uploads", "/login", "/no-such-page",
+    return ["/", "/funds", f"/funds/{code}", "/companies", f"/companies/{CLIENT_A_COMPANY}", "/uploads", "/login",
+            "/no-such-page", "/export/funds.xlsx", f"/export/funds/{code}.pdf",
             "/api/v1/funds", f"/api/v1/funds/{code}", "/api/v1/summary", "/api/v1/runs", "/api/v1/nope",
             "/openapi.json", "/healthz", "/docs"]
 
