@@ -54,7 +54,16 @@ def distribution_chart(dist: dict[str, dict[str, int]], scale: GradeScale) -> di
                    "marker": {"color": NOT_RATED_COLOR}})
     traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
                    "marker": {"color": ERROR_COLOR}})
-    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}})}
+    most = max((row.get("total", 0) for row in dist.values()), default=0)
+    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}, **count_ticks(most)})}
+
+
+def count_ticks(most: int) -> dict[str, Any]:
+    """Whole-number ticks for counts (no "2.5 funds"): a tick every 1, 2, 5, 10 … about eight up the axis."""
+    dtick = 1
+    while most / dtick > 8:
+        dtick = dtick * 5 // 2 if str(dtick)[0] == "2" else dtick * 2
+    return {"tickformat": "d", "tick0": 0, "dtick": dtick}
 
 
 def history_chart(history: list[dict[str, Any]], scale: GradeScale) -> dict[str, Any]:
