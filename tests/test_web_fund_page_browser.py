@@ -87,6 +87,15 @@ def _charts_have_data_tables(driver: Any) -> int:
     return len(charts)
 
 
+def _api(base: str, key: str, path: str) -> Any:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=30) as response:  # 127.0.0.1 only
+        return json.loads(response.read())
+
+
 def _pct(value: float) -> str:
     return f"{value * 100:.2f}%"
 
@@ -214,6 +223,11 @@ def test_the_fund_page_in_the_browser(loaded: Loaded, report_folders: dict[str, 
                                    strict=True) if r.find_elements(By.CSS_SELECTOR, "td")[1].text == "평가"]
         assert grade_trace["x"] == rated and len(set(grade_trace["x"])) == len(grade_trace["x"])
         assert all(1 <= g <= 5 for g in grade_trace["y"])
+        api = _api(base, loaded.keys["a"], f"/api/v1/funds/{fund['fund_code']}/history")["items"]
+        assert sorted({i["as_of"] for i in api}) == expected  # the API holds the same dates
+        path_days = {i["as_of"] for i in api if i.get("from_history")}
+        assert path_days == set(expected) - {AS_OF_EARLY, AS_OF_LATE} and len(path_days) == 4
+        assert sum(i["as_of"] == AS_OF_EARLY for i in api) == 2  # both stored batches of that date, as before
         assert _charts_have_data_tables(browser) >= 3
         browser.save_screenshot(str(shots / "fund-page.png"))
 
