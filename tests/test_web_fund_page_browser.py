@@ -28,6 +28,7 @@ from service_fixtures import (  # noqa: F401
     Loaded,
     db_url,
     loaded,
+    pg_server,
     report_folders,
     reports_in,
 )
@@ -261,3 +262,29 @@ def test_the_fund_page_in_the_browser(loaded: Loaded, report_folders: dict[str, 
             assert _unlabelled(browser) == [], path
             _skip_link(browser)
             _charts_have_data_tables(browser)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+def test_grade_points_one_per_date_on_every_database(loaded: Loaded, report_folders: dict[str, Path],
+                                                     history_folder: Path) -> None:
+    """The page's grade history on SQLite and PostgreSQL: one point per as-of date, the newest stored batch of a
+    date winning over a grade path; a client sees nothing of a fund outside its scope."""
+    from sqlalchemy.orm import Session
+
+    from evaluator.app.storage import fund_page
+    from evaluator.app.storage.apikeys import Principal
+
+    _store_history(loaded, history_folder)
+    late = reports_in(report_folders[AS_OF_LATE])
+    fund = next(d for d in late if d["company"] == CLIENT_A_COMPANY and d["status"] == "ok")
+    expected = sorted(_history_dates(history_folder, fund["fund_code"]) | {AS_OF_EARLY, AS_OF_LATE})
+    admin = Principal(key_id="t", client="t", admin=True, companies=(), funds=())
+    outsider = Principal(key_id="o", client="o", admin=False, companies=("없는 운용사",), funds=())
+    with Session(loaded.engine) as session:
+        points = fund_page.grade_points(session, admin, fund["fund_code"])
+        assert [p["as_of"] for p in points] == expected
+        assert [p["as_of"] for p in points if p["from_history"]] == expected[:4]
+        early = next(p for p in points if p["as_of"] == AS_OF_EARLY)
+        assert not early["from_history"] and early["run_id"] == max(  # the newer batch of that date
+            p["run_id"] for p in fund_page.fund_history(session, admin, fund["fund_code"]) if p["as_of"] == AS_OF_EARLY)
+        assert fund_page.grade_points(session, outsider, fund["fund_code"]) == []
