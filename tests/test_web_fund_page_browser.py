@@ -84,7 +84,7 @@ def _charts_have_data_tables(driver: Any) -> int:
     for chart_id, xs, ys, rows, role, label in charts:
         assert ys > 0, f"{chart_id} is drawn from nothing"
         assert rows == xs, (chart_id, rows, xs)
-        assert role == "img" and label, chart_id
+        assert role == "figure" and label, chart_id
     return len(charts)
 
 
