@@ -79,8 +79,7 @@ def share_classes(session: Session, who: Principal, run_id: int, codes: list[str
     scale = scales.of_runs(session, [run_id])[run_id]
     return [
         {"fund_code": r.fund_code, "fund_name": r.fund_name, "status": r.status, "grade": r.grade,
-         "grade_label": scales.label(scale, r.grade, r.status),
-         "color": scale.colors().get(r.grade) if r.status == "ok" else None}
+         "grade_label": scales.label(scale, r.grade, r.status)}
         for r in session.execute(stmt)
     ]
 
