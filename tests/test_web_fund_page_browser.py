@@ -231,6 +231,8 @@ def test_the_fund_page_in_the_browser(loaded: Loaded, report_folders: dict[str, 
         assert sum(i["as_of"] == AS_OF_EARLY for i in api) == 2  # both stored batches of that date, as before
         assert _charts_have_data_tables(browser) >= 3
         browser.save_screenshot(str(shots / "fund-page.png"))
+        browser.execute_script("document.getElementById('chart-history').scrollIntoView()")
+        browser.save_screenshot(str(shots / "fund-history.png"))
 
         # share classes of the same portfolio, each with its grade as the batch rated it
         _sign_in(browser, base, loaded.keys["admin"])
