@@ -28,6 +28,7 @@ from service_fixtures import (  # noqa: F401
     Loaded,
     db_url,
     loaded,
+    pg_server,
     report_folders,
     reports_in,
 )
@@ -83,8 +84,17 @@ def _charts_have_data_tables(driver: Any) -> int:
     for chart_id, xs, ys, rows, role, label in charts:
         assert ys > 0, f"{chart_id} is drawn from nothing"
         assert rows == xs, (chart_id, rows, xs)
-        assert role == "img" and label, chart_id
+        assert role == "figure" and label, chart_id
     return len(charts)
+
+
+def _api(base: str, key: str, path: str) -> Any:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=30) as response:  # 127.0.0.1 only
+        return json.loads(response.read())
 
 
 def _pct(value: float) -> str:
@@ -214,8 +224,15 @@ def test_the_fund_page_in_the_browser(loaded: Loaded, report_folders: dict[str, 
                                    strict=True) if r.find_elements(By.CSS_SELECTOR, "td")[1].text == "평가"]
         assert grade_trace["x"] == rated and len(set(grade_trace["x"])) == len(grade_trace["x"])
         assert all(1 <= g <= 5 for g in grade_trace["y"])
+        api = _api(base, loaded.keys["a"], f"/api/v1/funds/{fund['fund_code']}/history")["items"]
+        assert sorted({i["as_of"] for i in api}) == expected  # the API holds the same dates
+        path_days = {i["as_of"] for i in api if i.get("from_history")}
+        assert path_days == set(expected) - {AS_OF_EARLY, AS_OF_LATE} and len(path_days) == 4
+        assert sum(i["as_of"] == AS_OF_EARLY for i in api) == 2  # both stored batches of that date, as before
         assert _charts_have_data_tables(browser) >= 3
         browser.save_screenshot(str(shots / "fund-page.png"))
+        browser.execute_script("document.getElementById('chart-history').scrollIntoView()")
+        browser.save_screenshot(str(shots / "fund-history.png"))
 
         # share classes of the same portfolio, each with its grade as the batch rated it
         _sign_in(browser, base, loaded.keys["admin"])
@@ -247,3 +264,29 @@ def test_the_fund_page_in_the_browser(loaded: Loaded, report_folders: dict[str, 
             assert _unlabelled(browser) == [], path
             _skip_link(browser)
             _charts_have_data_tables(browser)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
+def test_grade_points_one_per_date_on_every_database(loaded: Loaded, report_folders: dict[str, Path],
+                                                     history_folder: Path) -> None:
+    """The page's grade history on SQLite and PostgreSQL: one point per as-of date, the newest stored batch of a
+    date winning over a grade path; a client sees nothing of a fund outside its scope."""
+    from sqlalchemy.orm import Session
+
+    from evaluator.app.storage import fund_page
+    from evaluator.app.storage.apikeys import Principal
+
+    _store_history(loaded, history_folder)
+    late = reports_in(report_folders[AS_OF_LATE])
+    fund = next(d for d in late if d["company"] == CLIENT_A_COMPANY and d["status"] == "ok")
+    expected = sorted(_history_dates(history_folder, fund["fund_code"]) | {AS_OF_EARLY, AS_OF_LATE})
+    admin = Principal(key_id="t", client="t", admin=True, companies=(), funds=())
+    outsider = Principal(key_id="o", client="o", admin=False, companies=("없는 운용사",), funds=())
+    with Session(loaded.engine) as session:
+        points = fund_page.grade_points(session, admin, fund["fund_code"])
+        assert [p["as_of"] for p in points] == expected
+        assert [p["as_of"] for p in points if p["from_history"]] == expected[:4]
+        early = next(p for p in points if p["as_of"] == AS_OF_EARLY)
+        assert not early["from_history"] and early["run_id"] == max(  # the newer batch of that date
+            p["run_id"] for p in fund_page.fund_history(session, admin, fund["fund_code"]) if p["as_of"] == AS_OF_EARLY)
+        assert fund_page.grade_points(session, outsider, fund["fund_code"]) == []

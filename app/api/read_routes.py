@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from evaluator.app.api import schemas
 from evaluator.app.api.errors import json_response
 from evaluator.app.storage import companies as company_store
-from evaluator.app.storage import nav_series, queries, scales
+from evaluator.app.storage import fund_page, nav_series, queries, scales
 
 PAGE_SIZE_MAX = 100
 PAGE_MAX = 100_000
@@ -140,10 +140,13 @@ def _add_fund_routes(app: FastAPI, Caller: Any, Db: Any) -> None:
         tags=["funds"],
     )
     def history(code: str, who: Caller, session: Db) -> Response:
-        """Every stored result for the fund, oldest first."""
+        """Every stored result for the fund, and the grade path a stored `fund history` batch carries on the dates
+        between (``from_history``: true), oldest first."""
         items = queries.fund_history(session, who, code) if CODE_RE.match(code) else []
         if not items:
             raise HTTPException(404, "no such fund")
+        items = sorted([*items, *fund_page.history_path(session, who, code, items)],
+                       key=lambda item: (item["as_of"], item["run_id"]))
         return json_response({"fund_code": code, "items": items})
 
     @app.get(

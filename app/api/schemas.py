@@ -85,6 +85,8 @@ class HistoryItem(BaseModel):
     type: str | None
     company: str | None
     rubric: RubricRef
+    from_history: bool = False
+    """A point of a stored `fund history` batch's grade path (no batch of that date is stored)."""
 
 
 class History(BaseModel):

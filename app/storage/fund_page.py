@@ -35,29 +35,35 @@ def _history_documents(session: Session, who: Principal, code: str) -> list[tupl
     return [(r.run_id, r.as_of, r.report) for r in session.execute(stmt)]
 
 
-def grade_points(session: Session, who: Principal, code: str) -> list[dict[str, Any]]:
-    """One row per as-of date, oldest first: ``as_of, status, grade, grade_label, grade_scale, score,
-    peer_percentile, rubric, run_id, from_history`` (``from_history``: read off a history's grade path)."""
-    stored = fund_history(session, who, code)
-    by_date: dict[str, dict[str, Any]] = {}
-    for row in stored:  # oldest run first, so a date's newest batch is the one kept
-        by_date[row["as_of"]] = {**row, "from_history": False}
+def history_path(session: Session, who: Principal, code: str, stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The grade-path points of visible history batches on dates no stored batch holds (``from_history``: true),
+    oldest first; of two history batches with the same date, the newer one's point."""
+    held = {row["as_of"] for row in stored}
     docs = _history_documents(session, who, code)
     on = scales.of_runs(session, [run_id for run_id, _, _ in docs])
-    rubric_of = {row["run_id"]: row["rubric"] for row in stored}
-    for run_id, _, text in docs:
-        scale = on[run_id]
+    row_of = {row["run_id"]: row for row in stored}
+    points: dict[str, dict[str, Any]] = {}
+    for run_id, _, text in docs:  # oldest batch first, so a date's newest history is the one kept
+        scale, own = on[run_id], row_of.get(run_id, {})
         for point in json.loads(text).get("grade_history") or []:
-            day = str(point.get("as_of"))
-            if day in by_date and not by_date[day]["from_history"]:
+            day, status, grade = str(point.get("as_of")), point.get("status"), point.get("grade")
+            if day in held:
                 continue  # a stored batch of that date is the record
-            status, grade = point.get("status"), point.get("grade")
-            by_date[day] = {
+            points[day] = {
                 "run_id": run_id, "as_of": day, "status": status, "grade": grade,
                 "grade_label": scales.label(scale, grade, status), "grade_scale": scale.spec(),
-                "score": point.get("score"), "peer_percentile": None, "rubric": rubric_of.get(run_id, {}),
-                "from_history": True,
+                "score": point.get("score"), "peer_percentile": None, "type": own.get("type"),
+                "company": own.get("company"), "rubric": own.get("rubric", {}), "from_history": True,
             }
+    return [points[d] for d in sorted(points)]
+
+
+def grade_points(session: Session, who: Principal, code: str) -> list[dict[str, Any]]:
+    """One row per as-of date, oldest first: the newest stored batch's result of each date, and the grade-path
+    points of history batches on the dates between (``from_history``: true)."""
+    stored = fund_history(session, who, code)
+    by_date = {row["as_of"]: {**row, "from_history": False} for row in stored}  # oldest run first: newest kept
+    by_date.update({p["as_of"]: p for p in history_path(session, who, code, stored)})
     return [by_date[d] for d in sorted(by_date)]
 
 
@@ -73,8 +79,7 @@ def share_classes(session: Session, who: Principal, run_id: int, codes: list[str
     scale = scales.of_runs(session, [run_id])[run_id]
     return [
         {"fund_code": r.fund_code, "fund_name": r.fund_name, "status": r.status, "grade": r.grade,
-         "grade_label": scales.label(scale, r.grade, r.status),
-         "color": scale.colors().get(r.grade) if r.status == "ok" else None}
+         "grade_label": scales.label(scale, r.grade, r.status)}
         for r in session.execute(stmt)
     ]
 

@@ -54,7 +54,16 @@ def distribution_chart(dist: dict[str, dict[str, int]], scale: GradeScale) -> di
                    "marker": {"color": NOT_RATED_COLOR}})
     traces.append({"type": "bar", "name": "오류", "x": types, "y": [dist[t]["error"] for t in types],
                    "marker": {"color": ERROR_COLOR}})
-    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}})}
+    most = max((row.get("total", 0) for row in dist.values()), default=0)
+    return {"data": traces, "layout": _layout(barmode="stack", yaxis={"title": {"text": "펀드 수"}, **count_ticks(most)})}
+
+
+def count_ticks(most: int) -> dict[str, Any]:
+    """Whole-number ticks for counts (no "2.5 funds"): a tick every 1, 2, 5, 10 … about eight up the axis."""
+    dtick = 1
+    while most / dtick > 8:
+        dtick = dtick * 5 // 2 if str(dtick)[0] == "2" else dtick * 2
+    return {"tickformat": "d", "tick0": 0, "dtick": dtick}
 
 
 def history_chart(history: list[dict[str, Any]], scale: GradeScale) -> dict[str, Any]:
@@ -66,6 +75,12 @@ def history_chart(history: list[dict[str, Any]], scale: GradeScale) -> dict[str,
     order = scale.best_first()
     top, bottom = order[0], order[-1]
     step = 0.5 if top < bottom else -0.5
+    layout = _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "점수"}, "range": [0, 100]},
+                     yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right",
+                             "range": [bottom + step, top - step], "tickmode": "array",
+                             "tickvals": list(order), "ticktext": [scale.label(g) for g in order]},
+                     legend={"orientation": "h", "y": -0.2})  # below: the grade axis keeps its labels
+    layout["margin"] = {**layout["margin"], "r": 90}  # room for the grade labels and their axis title
     return {
         "data": [
             {"type": "scatter", "mode": "lines+markers", "name": "종합 점수", "x": [h["as_of"] for h in rated],
@@ -74,10 +89,7 @@ def history_chart(history: list[dict[str, Any]], scale: GradeScale) -> dict[str,
              "x": [h["as_of"] for h in graded], "y": [h["grade"] for h in graded],
              "text": [scale.label(h["grade"]) for h in graded], "hovertemplate": "%{x}: %{text}<extra></extra>"},
         ],
-        "layout": _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "점수"}, "range": [0, 100]},
-                          yaxis2={"title": {"text": "등급"}, "overlaying": "y", "side": "right",
-                                  "range": [bottom + step, top - step], "tickmode": "array",
-                                  "tickvals": list(order), "ticktext": [scale.label(g) for g in order]}),
+        "layout": layout,
     }
 
 

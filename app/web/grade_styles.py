@@ -39,4 +39,5 @@ def grades_css() -> bytes:
     for name, color in (("none", NOT_RATED_COLOR), ("error", ERROR_COLOR)):
         lines.append(f".grade-{name} {{ background: {color}; color: {text_on(color)}; }}")
     lines.append(f".grade-provisional {{ outline: 2px dashed {PROVISIONAL_COLOR}; outline-offset: 1px; }}")
+    lines.append(f".rank-best {{ color: {GradeScale().colors()[1]}; }}")  # the best grade's text, as its badge
     return ("\n".join(lines) + "\n").encode("utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.app.web.charts import FONT
+from evaluator.app.web.charts import FONT, count_ticks
 
 LABELS = {
     "reward": "총 보상 (가중합)",
@@ -18,14 +18,7 @@ def step_axis(steps: list[Any]) -> dict[str, Any]:
     """Whole-step ticks: a tick every 1, 2, 5, 10, 20, 50 … steps (about eight across), never 2.5."""
     numbers = [s for s in steps if isinstance(s, int | float) and not isinstance(s, bool)]
     span = (max(numbers) - min(numbers)) if numbers else 0
-    dtick = 1
-    while span / dtick > 8:
-        dtick = _next_nice(dtick)
-    return {"title": {"text": STEP_TITLE}, "tickformat": "d", "tick0": 0, "dtick": dtick}
-
-
-def _next_nice(d: int) -> int:
-    return d * 5 // 2 if str(d)[0] == "2" else d * 2  # 1 → 2 → 5 → 10 → 20 → 50 …
+    return {"title": {"text": STEP_TITLE}, **count_ticks(span)}
 
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
