@@ -274,5 +274,4 @@ def build_judge_reward(
     if spec.kind == "api":
         key = spec.api_key()
         return JudgeReward(spec, pack, output_dir, ApiJudge(spec, key), secrets=[key] if key else [])
-
     return JudgeReward(spec, pack, output_dir, LocalJudge(spec))

@@ -221,7 +221,6 @@ def arch_for(model: str) -> ArchSpec:
     key = model.strip()
     if key.lower() in PRESET_ARCHS:
         return PRESET_ARCHS[key.lower()]
-
     if key.lower() in TINY_NAMES:
         return from_config_file(ensure_tiny(key.lower()), name=key.lower())
     for preset in PRESETS.values():
