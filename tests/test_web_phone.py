@@ -141,7 +141,7 @@ def test_a_first_visit_is_light_and_the_font_draws_hangul(loaded: Loaded, report
         names = [e[0] for e in entries]
         assert any("plotly.min.js" in n for n in names) and all(n.startswith(base) for n in names)
         fonts = [e for e in entries if ".woff2" in e[0]]
-        assert fonts and sum(e[1] for e in fonts) < 600_000, fonts  # slices: never the 2.2 MB of both whole fonts
+        assert fonts and sum(e[1] for e in fonts) < 250_000, fonts  # a few slices, not the 2.2 MB of both whole fonts
         _font_in_use(browser)
         assert fund <= FUND_PAGE_MAX, (fund, entries)
         print(f"first visit: login page {login:,} B, fund page {fund:,} B")
