@@ -95,6 +95,8 @@ def _fits(driver: Any, where: str) -> None:
     driver.execute_script("return document.fonts.ready")
     inner, scroll, wide = driver.execute_script(WIDE_JS)
     assert scroll <= PHONE and inner == PHONE, f"{where}: the page is {scroll} px wide at {PHONE} px: {wide}"
+    inline = driver.execute_script("return document.querySelectorAll('style').length")
+    assert inline == 0, f"{where}: a <style> element, which the Content-Security-Policy blocks"
     broken = driver.execute_script(BROKEN_WORDS_JS)
     assert not broken, f"{where}: words broken over lines: {broken}"
     if os.environ.get("EVALUATOR_SCREENSHOTS"):
@@ -209,5 +211,8 @@ def test_every_run_page_fits_a_phone(tmp_path: Path, browser: Any) -> None:
                 if browser.find_elements(By.CSS_SELECTOR, "[data-chart]"):
                     _charts_drawn(browser, 1)
                 _fits(browser, path)
+                if path == "/runs/samples/lab/grpo/r1":  # the run viewer's own stylesheet applies
+                    assert browser.execute_script(
+                        "return getComputedStyle(document.querySelector('pre.completion')).whiteSpace") == "pre-wrap"
     finally:
         _desktop(browser)
