@@ -146,6 +146,12 @@ def test_a_first_visit_is_light_and_the_font_draws_hangul(loaded: Loaded, report
         assert fonts and sum(e[1] for e in fonts) < 250_000, fonts  # a few slices, not the 2.2 MB of both whole fonts
         _font_in_use(browser)
         assert fund <= FUND_PAGE_MAX, (fund, entries)
+        for path in ("/", "/funds", f"/funds/{own['fund_code']}"):  # and at desktop width nothing overflows either
+            browser.get(base + path)
+            _wait(browser, lambda d: d.execute_script(
+                "return [...document.querySelectorAll('[data-chart]')].every(e => e.dataset.drawn === '1')"))
+            assert browser.execute_script(
+                "return document.documentElement.scrollWidth <= window.innerWidth"), path
         print(f"first visit: login page {login:,} B, fund page {fund:,} B")
 
 
