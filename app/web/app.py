@@ -51,6 +51,7 @@ def _register_assets(app: FastAPI) -> None:
     web = resources.files("evaluator.app.web") / "static"
     assets.add("web/app.css", web / "app.css", "text/css")
     assets.add("web/layout.css", web / "layout.css", "text/css")
+    assets.add("web/runs.css", web / "runs.css", "text/css")
     assets.add("web/charts.js", web / "charts.js", "application/javascript")
     assets.add("plotly.min.js", resources.files("plotly") / "package_data" / "plotly.min.js",
                "application/javascript")

@@ -6,11 +6,16 @@ punctuation 12 / 12 KB; KS X 1001's 2,350 syllables 133 / 191 KB; 100 of those s
 subset to KS X 1001 would leave the other 8,822 modern syllables (and every Hanja) to a fallback font, and
 many machines have none (boxes). So, as Google Fonts does, each weight is declared as many ``@font-face``
 rules with an exact ``unicode-range``: the browser downloads only the slices whose characters the page
-shows. Slices: Latin and punctuation; KS X 1001 syllables in Unicode order, 100 per slice (any page of
-ordinary Korean text pulls at most their 133 / 191 KB); the rarer syllables, Jamo, Hanja and other symbols in
-larger slices fetched only when a character of theirs appears. Measured first visits (benchmarks/web_weight.py):
-the login page 16 slices, 164 KB; a fund page 45 slices, 454 KB (about 40 % above the single KS X 1001 subset,
-as small files compress less well: the price of reaching every syllable and of light pages). The backslash is left out of every range:
+shows. Google orders its slices by how often characters occur on the web; offline, the nearest measure of what
+our pages show is the text the product itself writes. So the KS X 1001 syllables come in this order: those in
+the web package's own files (templates, labels: 248 syllables, one slice on every page, 20 / 24 KB), those in
+the fund reports' and rubric's wording (``domains.fund``, ``methodology``: 183 more, one slice, 16 / 21 KB),
+then the rest in Unicode order, 100 per slice (7–12 KB each), pulled by the names a page shows. The rarer
+syllables, Jamo, Hanja and other symbols follow in larger slices fetched only when a character of theirs
+appears. Measured first visits (``benchmarks/web_weight.py``, funds and 운용사 named as real ones are): the
+login page 4 slices, 71 KB; a fund page 6 slices, 109 KB; a fund list 6 slices, 96 KB. In Unicode order alone
+a fund page needed 45 slices (454 KB). Editing the product's Korean text changes what the first slices hold
+(and their URLs), never which characters the font covers. The backslash is left out of every range:
 NanumGothic draws U+005C as ₩ (Korean code-page heritage), so ``\\`` falls back to a font that draws it.
 
 Each slice is made once, on its first request, by fontTools (subset, hinting dropped, WOFF2 via brotli),
@@ -47,6 +52,9 @@ BASIC = [(0x20, 0x5B), (0x5D, 0x7E), (0xA0, 0x24F), (0x2000, 0x206F), (0x20A9, 0
 HANGUL = (0xAC00, 0xD7A3)
 JAMO = [(0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xD7B0, 0xD7FF)]
 HANJA = [(0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)]
+FIRST_SLICES = (("evaluator.app.web",), ("evaluator.domains.fund", "evaluator.methodology"))
+"""The pages' own words (every page), then the fund reports' (fund pages): each a slice ahead of the rest."""
+TEXT_FILES = (".html", ".py", ".json")
 
 
 def ks_x_1001_syllables() -> list[int]:
@@ -65,10 +73,30 @@ def _in(cp: int, ranges: list[tuple[int, int]]) -> bool:
     return any(a <= cp <= b for a, b in ranges)
 
 
-def plan_slices(cmap: set[int]) -> list[tuple[int, ...]]:
-    """Every code point of the font (but the backslash) in exactly one slice; see the module docstring."""
-    ks = [cp for cp in ks_x_1001_syllables() if cp in cmap]
-    ks_set = set(ks)
+def product_syllables(packages: tuple[str, ...]) -> set[int]:
+    """The Hangul syllables written in these packages' own files (templates, code, JSON): what their pages say."""
+    found: set[int] = set()
+    for package in packages:
+        root = Path(str(resources.files(package)))
+        if not root.is_dir():  # not installed as files (a zip): the order is then plainer, the coverage the same
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.suffix in TEXT_FILES and path.is_file():
+                text = path.read_text("utf-8", errors="ignore")
+                found |= {ord(c) for c in text if HANGUL[0] <= ord(c) <= HANGUL[1]}
+    return found
+
+
+def plan_slices(cmap: set[int], first: tuple[set[int], ...] = ()) -> list[tuple[int, ...]]:
+    """Every code point of the font (but the backslash) in exactly one slice; see the module docstring.
+    ``first``: sets of syllables that get slices of their own (their KS X 1001 part), ahead of the rest."""
+    ks_all = [cp for cp in ks_x_1001_syllables() if cp in cmap]
+    ks_set = set(ks_all)
+    cores, placed = [], set()
+    for group in first:
+        cores.append(sorted((group & ks_set) - placed))
+        placed |= group & ks_set
+    ks = [cp for cp in ks_all if cp not in placed]
     basic = sorted(cp for cp in cmap if _in(cp, BASIC))
     rare = sorted(cp for cp in cmap if HANGUL[0] <= cp <= HANGUL[1] and cp not in ks_set)
     jamo = sorted(cp for cp in cmap if _in(cp, JAMO))
@@ -79,7 +107,8 @@ def plan_slices(cmap: set[int]) -> list[tuple[int, ...]]:
     def chunks(cps: list[int], size: int) -> list[tuple[int, ...]]:
         return [tuple(cps[i:i + size]) for i in range(0, len(cps), size)]
 
-    groups = [chunks(basic, 10**6), chunks(ks, KS_PER_SLICE), chunks(rare, RARE_PER_SLICE), chunks(jamo, 10**6),
+    groups = [chunks(basic, 10**6), *(chunks(core, 10**6) for core in cores), chunks(ks, KS_PER_SLICE),
+              chunks(rare, RARE_PER_SLICE), chunks(jamo, 10**6),
               *(chunks(block, 1000) for block in hanja), chunks(other, 1000)]
     return [s for g in groups for s in g if s]
 
@@ -146,6 +175,10 @@ class SlicedFont:
         self._bodies: dict[str, bytes] = {}
 
     @cached_property
+    def first(self) -> tuple[set[int], ...]:
+        return tuple(product_syllables(packages) for packages in FIRST_SLICES)
+
+    @cached_property
     def slices(self) -> dict[str, tuple[int, Slice]]:
         """Asset name (``font/nanum-400-3.woff2``) → (weight, slice); the source read once to plan them."""
         from fontTools.ttLib import TTFont
@@ -155,7 +188,7 @@ class SlicedFont:
             raw = (self._source_dir / file).read_bytes()
             digest = hashlib.sha256(raw).hexdigest()
             cmap = set(TTFont(io.BytesIO(raw), lazy=True).getBestCmap())
-            for i, cps in enumerate(plan_slices(cmap)):
+            for i, cps in enumerate(plan_slices(cmap, self.first)):
                 key = hashlib.sha256(f"{RECIPE}|{digest}|{unicode_range(cps)}".encode()).hexdigest()[:16]
                 out[f"font/nanum-{weight}-{i}.woff2"] = (weight, Slice(file, cps, key))
         return out
