@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "demo",
     "db",
     "keys",
+    "users",
+    "audit",
     "serve",
     "export",
     "vllm_serve",

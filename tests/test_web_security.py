@@ -76,7 +76,7 @@ def _browser_sign_in(driver: Any, base: str, key: str) -> None:
 
     driver.delete_all_cookies()
     driver.get(f"{base}/login")
-    field = driver.find_element(By.NAME, "key")
+    field = driver.find_element(By.NAME, "password")
     field.send_keys(key)
     field.submit()
     _wait(driver, lambda d: d.current_url.rstrip("/") == base)

@@ -100,7 +100,7 @@ def create_web_app(
     extensions: Extensions | None = None,
 ) -> FastAPI:
     """The API plus the pages. ``extensions`` adds page sets (default: :func:`default_extensions`)."""
-    from evaluator.app.web import auth, pages, uploads
+    from evaluator.app.web import audit_page, auth, pages, uploads
 
     app = create_app(url, engine=engine, settings=settings)
     ext = extensions if extensions is not None else default_extensions()
@@ -114,6 +114,7 @@ def create_web_app(
     app.include_router(auth.router)
     app.include_router(pages.router)
     app.include_router(uploads.router)
+    app.include_router(audit_page.router)
     for page_set in ext.page_sets:
         app.include_router(page_set.router)
     return app
