@@ -22,3 +22,12 @@ def add_accounts(loaded: Loaded) -> dict[str, int]:
         scope = {"client": "client-a", "companies": [CLIENT_A_COMPANY]} if role == "client" else {}
         ids[login] = add_user(loaded.engine, login, role, PASSWORDS[login], **scope)
     return ids
+
+
+def cli(*args: str, env: dict[str, str] | None = None, input: str | None = None):  # type: ignore[no-untyped-def]
+    """The ``evaluator`` CLI in-process with environment variables and stdin (for passwords)."""
+    from typer.testing import CliRunner
+
+    from evaluator.app.cli import app
+
+    return CliRunner().invoke(app, list(args), env=env, input=input, catch_exceptions=False)
