@@ -5,9 +5,10 @@ Roles: ``admin`` (every fund, uploads, runs, users, keys, the audit log), ``anal
 runs; no user or key management), ``client`` (its companies and funds, exactly like a client key: the scope is
 checked and turned into a :class:`Principal` by the same code as a key's).
 
-Passwords: at least :data:`MIN_LENGTH` characters, not the login, and not among the 30,000 commonest
-passwords. That list comes from the ``zxcvbn`` package (its ranked password frequency list, the one its
-strength estimator uses), so no list of our own is kept. A password change or disabling the account deletes
+Passwords: at least :data:`MIN_LENGTH` characters, not the login, not a short piece repeated
+(``abcabcabcabc``), and neither one of the 30,000 commonest passwords nor one padded with digits or symbols
+(``Password2026!``). That list comes from the ``zxcvbn`` package (its ranked password frequency list, the one
+its strength estimator uses), so no list of our own is kept. A password change or disabling the account deletes
 the account's sessions in the same transaction; every worker checks the session row on each request, so
 they end everywhere at once.
 """
@@ -62,8 +63,12 @@ def check_password(password: str, login: str) -> None:
         raise UserCommandError(f"the password has more than {MAX_LENGTH} characters")
     if password.strip().lower() == normal_login(login):
         raise UserCommandError("the password must not be the login")
-    if password.lower() in _common_passwords():
+    lower = password.lower()
+    core = lower.strip("0123456789!@#$%^&*()-_=+.,?~ ")
+    if lower in _common_passwords() or (len(core) >= 4 and core in _common_passwords()):
         raise UserCommandError("that password is among the commonest passwords; choose another")
+    if any(len(lower) % n == 0 and lower == lower[:n] * (len(lower) // n) for n in range(1, len(lower) // 2 + 1)):
+        raise UserCommandError("the password is a short piece repeated; choose another")
 
 
 def principal_of_user(user: User) -> Principal:
