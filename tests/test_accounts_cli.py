@@ -53,7 +53,7 @@ def test_users_add_reads_the_password_from_stdin_or_the_environment_only(loaded:
     (("--role", "client", "--client", "x"), GOOD, "at least one --company or --fund"),
     (("--role", "client", "--client", "x", "--company", "없는운용"), GOOD, "no stored batch knows --company 없는운용"),
     (("--role", "client", "--company", CLIENT_A_COMPANY), GOOD, "--client must not be empty"),
-    (("--role", "analyst", "--company", CLIENT_A_COMPANY), GOOD, "sees every fund"),
+    (("--role", "analyst", "--company", CLIENT_A_COMPANY), GOOD, "analyst accounts see every fund"),
 ])
 def test_users_add_refuses_with_a_reason(loaded: Loaded, args: tuple[str, ...], password: str, says: str) -> None:  # noqa: F811
     r = cli("users", "add", "park.analyst", *args, "--password-stdin", "--db", loaded.url, input=password + "\n")

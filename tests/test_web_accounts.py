@@ -48,6 +48,18 @@ def test_a_wrong_password_locks_only_its_account(loaded: Loaded) -> None:
     failed = [e for e in _audit(loaded) if e.action == "sign-in-failed"]
     assert [e.actor for e in failed[:3]] == [ADMIN] * 3 and failed[0].address == "testclient"
     assert {e.detail["reason"] for e in failed} == {"wrong credentials", "throttled"}
+    assert [e.actor for e in failed[3:]] == [ADMIN, *["(unknown)"] * 5, CLIENT]  # logins that do not exist are not written down
+
+
+def test_a_password_typed_into_the_login_field_is_kept_nowhere(loaded: Loaded) -> None:
+    from evaluator.app.storage.tables import RateCounter
+
+    add_accounts(loaded)
+    assert sign_in(web_client(loaded), "", PASSWORDS[CLIENT]).status_code == 401  # fields swapped by mistake
+    with Session(loaded.engine) as s:
+        stored = json.dumps([[r.bucket for r in s.scalars(select(RateCounter))],
+                             [[e.actor, e.detail] for e in s.scalars(select(AuditEvent))]], ensure_ascii=False)
+    assert "(unknown)" in stored and PASSWORDS[CLIENT].lower() not in stored.lower()
 
 
 def test_login_is_case_blind_and_a_key_signs_in_with_the_login_empty(loaded: Loaded) -> None:

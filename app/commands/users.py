@@ -56,7 +56,7 @@ def add_cmd(
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}")
     if role != "client" and (client or company or fund):
-        fail(f"a {role} sees every fund; --client/--company/--fund are for client accounts")
+        fail(f"{role} accounts see every fund; --client/--company/--fund are for client accounts")
     password = read_password(password_stdin)
     engine = engine_or_fail(db)
     try:

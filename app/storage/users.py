@@ -148,6 +148,10 @@ def disable_user(engine: Engine, login: str, actor: str = "cli") -> int | None:
     return ended
 
 
+def known_login(session: Session, login: str) -> bool:
+    return session.scalar(select(User.id).where(User.login == normal_login(login))) is not None
+
+
 def user_state(user: User) -> str:
     return "disabled" if user.disabled_at is not None else "active"
 

@@ -20,6 +20,7 @@ as an unknown page), ``require_manager`` → :class:`Viewer` (admin keys and adm
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import hmac
 import secrets
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ from evaluator.app.api.server import check_rate
 from evaluator.app.storage import ratelimit
 from evaluator.app.storage.apikeys import KEY_RE, Principal, authenticate
 from evaluator.app.storage.audit import record
-from evaluator.app.storage.users import authenticate_user, normal_login
+from evaluator.app.storage.users import authenticate_user, known_login, normal_login
 from evaluator.app.storage.websessions import end_session, lookup, start_session
 from evaluator.app.web.render import render
 
@@ -116,8 +117,9 @@ def _login_buckets(request: Request, login: str, password: str) -> list[tuple[st
     from a firm's shared address locks only the account guessed at, and another account still signs in."""
     settings = request.app.state.settings
     buckets = [(f"login:{client_address(request)}", settings.login_address_failures)]
-    if login:
-        buckets.append((f"login-user:{login}", settings.login_failures))
+    if login:  # hashed: a password typed into the login field by mistake is not kept in the counter table
+        digest = hashlib.sha256(login.encode("utf-8")).hexdigest()[:40]
+        buckets.append((f"login-user:{digest}", settings.login_failures))
     else:
         match = KEY_RE.match(password)
         if match:
@@ -176,7 +178,8 @@ def login(
     address = client_address(request)
     if any(ratelimit.peek(session, bucket, settings.login_window_s) >= limit for bucket, limit in buckets):
         retry = str(settings.login_window_s)
-        record(session, login or _key_actor(password), "sign-in-failed", {"reason": "throttled"}, address=address)
+        record(session, _failed_actor(session, login, password), "sign-in-failed", {"reason": "throttled"},
+               address=address)
         return _login_page(request, "로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.", 429, target,
                            {"Retry-After": retry})
     expected = request.cookies.get(LOGIN_CSRF_COOKIE, "")
@@ -186,7 +189,7 @@ def login(
     if who is None:
         for bucket, limit in buckets:
             ratelimit.hit(session, bucket, limit, settings.login_window_s)
-        record(session, login or _key_actor(password), "sign-in-failed", {"reason": "wrong credentials"},
+        record(session, _failed_actor(session, login, password), "sign-in-failed", {"reason": "wrong credentials"},
                address=address)
         message = "아이디 또는 비밀번호가 올바르지 않습니다." if login else "키가 올바르지 않거나 만료·폐기되었습니다."
         return _login_page(request, message, 401, target)
@@ -199,9 +202,12 @@ def login(
     return response
 
 
-def _key_actor(typed: str) -> str:
-    """A failed key sign-in is recorded under the key id it named (never the secret), else as unknown."""
-    match = KEY_RE.match(typed.strip())
+def _failed_actor(session: Db, login: str, password: str) -> str:
+    """Whom a failed sign-in is recorded under: an existing account's login, or the key id the password field
+    named; anything else as ``(unknown)``, so a password typed into the login field never reaches the log."""
+    if login:
+        return login if known_login(session, login) else "(unknown)"
+    match = KEY_RE.match(password.strip())
     return f"key:{match.group(1)}" if match else "(unknown)"
 
 
