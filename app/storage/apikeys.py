@@ -114,7 +114,7 @@ def create_key(
     admin: bool,
     expires_on: dt.date | None,
     allow_unknown: bool = False,
-    actor: str = "cli",
+    actor: str | None = None,
 ) -> tuple[str, str]:
     """Store a new key; return (key id, the full key). The full key is never stored or shown again.
     A 운용사 or fund code that no stored batch knows is refused (a typo would make a key that sees nothing)
@@ -177,7 +177,7 @@ def list_keys(engine: Engine) -> list[ApiKey]:
         return list(session.scalars(select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)))
 
 
-def revoke_key(engine: Engine, key_id: str, actor: str = "cli") -> bool:
+def revoke_key(engine: Engine, key_id: str, actor: str | None = None) -> bool:
     """Revoke; False when it was already revoked. Unknown ids raise."""
     with Session(engine) as session, session.begin():
         key = session.get(ApiKey, key_id)

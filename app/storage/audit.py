@@ -1,7 +1,7 @@
 """The audit log: who did what, when and from where, in the database (every worker and the CLI write to it).
 
 :func:`record` is the one way in: any route or command that signs in, uploads, exports or changes a key or a
-user calls it with the actor (a :class:`Principal`, a login, ``key:<id>`` or ``cli``), an action name and a
+user calls it with the actor (a :class:`Principal`, a login, ``key:<id>``, or None for a shell command), an action name and a
 small JSON detail. Details never carry a secret: fields named like a password, key, secret or token are
 dropped, and anything shaped like an API key (``ev_<id>_<secret>``) is redacted, so a careless caller cannot
 leak one. :func:`events` reads it back with the filters the page and ``evaluator audit`` offer.
@@ -42,9 +42,19 @@ def _clean(value: Any, depth: int = 0) -> Any:
     return _clean(str(value), depth)
 
 
+def cli_actor() -> str:
+    """How a shell command is named: ``cli:<operating-system user>`` (``cli`` when the user is unknown)."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"[:100]
+    except (KeyError, OSError):
+        return "cli"
+
+
 def _actor(actor: Principal | str | None) -> str:
     if actor is None:
-        return "-"
+        return cli_actor()
     name = actor if isinstance(actor, str) else actor.actor
     return KEY_SHAPE.sub("ev_[redacted]", name)[:100]
 
@@ -71,9 +81,9 @@ def events(session: Session, *, actor: str | None = None, action: str | None = N
            limit: int = 200) -> list[AuditEvent]:
     """Newest first. ``since``/``until`` as dates include the whole day (UTC)."""
     stmt = select(AuditEvent)
-    if actor:
-        stmt = stmt.where(AuditEvent.actor == actor.strip().lower() if not actor.startswith("key:")
-                          else AuditEvent.actor == actor.strip())
+    if actor:  # logins are stored in lower case; key:<id> and cli:<user> as they are
+        name = actor.strip()
+        stmt = stmt.where(AuditEvent.actor == (name if ":" in name else name.lower()))
     if action:
         stmt = stmt.where(AuditEvent.action == action.strip())
     if since is not None:

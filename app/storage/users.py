@@ -22,6 +22,7 @@ from functools import lru_cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy import Engine, delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from evaluator.app.storage.apikeys import KeyCommandError, Principal, check_known_scope, check_scope, clean
@@ -80,7 +81,7 @@ def principal_of_user(user: User) -> Principal:
 
 def add_user(engine: Engine, login: str, role: str, password: str, *, client: str = "",
              companies: list[str] | None = None, funds: list[str] | None = None, allow_unknown: bool = False,
-             actor: str = "cli") -> int:
+             actor: str | None = None) -> int:
     """Store a new account; return its id. A client needs a company or fund that a stored batch knows
     (unless ``allow_unknown``); staff roles take no scope."""
     login = normal_login(login)
@@ -94,9 +95,19 @@ def add_user(engine: Engine, login: str, role: str, password: str, *, client: st
     check_scope(client or ("(staff)" if staff else ""), staff, companies, funds, "account")
     check_password(password, login)
     now = dt.datetime.now(dt.timezone.utc)
+    taken = UserCommandError(f"a user {login!r} already exists (see `evaluator users list`)")
+    try:
+        return _insert(engine, login, role, password, client, companies, funds, allow_unknown, actor, now, taken)
+    except IntegrityError:  # the same login added at the same moment elsewhere: the unique index decides
+        raise taken from None
+
+
+def _insert(engine: Engine, login: str, role: str, password: str, client: str, companies: list[str],
+            funds: list[str], allow_unknown: bool, actor: str | None, now: dt.datetime,
+            taken: UserCommandError) -> int:
     with Session(engine) as session, session.begin():
         if session.scalar(select(User.id).where(User.login == login)) is not None:
-            raise UserCommandError(f"a user {login!r} already exists (see `evaluator users list`)")
+            raise taken
         if not allow_unknown:
             check_known_scope(session, companies, funds)
         user = User(login=login, role=role, client=client.strip(), companies=clean(companies), funds=clean(funds),
@@ -124,7 +135,7 @@ def _end_sessions(session: Session, user_id: int) -> int:
     return int(session.execute(delete(WebSession).where(WebSession.user_id == user_id)).rowcount or 0)
 
 
-def set_password(engine: Engine, login: str, password: str, actor: str = "cli") -> int:
+def set_password(engine: Engine, login: str, password: str, actor: str | None = None) -> int:
     """Change the password and end every session of the account; return how many sessions ended."""
     with Session(engine) as session, session.begin():
         user = _get(session, login)
@@ -136,7 +147,7 @@ def set_password(engine: Engine, login: str, password: str, actor: str = "cli") 
     return ended
 
 
-def disable_user(engine: Engine, login: str, actor: str = "cli") -> int | None:
+def disable_user(engine: Engine, login: str, actor: str | None = None) -> int | None:
     """Disable the account and end its sessions; None when it was already disabled."""
     with Session(engine) as session, session.begin():
         user = _get(session, login)
