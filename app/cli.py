@@ -26,6 +26,8 @@ COMMAND_MODULES = (
     "demo",
     "db",
     "keys",
+    "users",
+    "audit",
     "serve",
     "export",
     "vllm_serve",

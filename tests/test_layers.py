@@ -310,14 +310,15 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
 
 
 # The fund pack's own commands (and cli.py, which mounts them; methodology.py, the fund-rating methodology
-# commands; storage/, api/, the db/keys commands and the services packs' commands reach, the fund evaluation
-# service) may name it; the demo walks through the packs by name.
+# commands; storage/, api/, the db/keys/users/audit commands and the services packs' commands reach, the fund
+# evaluation service) may name it; the demo walks through the packs by name.
 APP_MAY_NAME = {
     "app/cli.py", "domains/fund/cli/evaluate.py", "domains/fund/cli/agreement.py", "domains/fund/cli/history.py",
     "domains/fund/cli/companies.py",
     "app/commands/methodology.py",
     "app/demo.py", "app/fund_demo.py", "app/commands/demo.py", "app/commands/db.py", "app/commands/keys.py",
     "app/pack_services.py",
+    "app/commands/users.py", "app/commands/audit.py",
 }  # fmt: skip
 APP_MAY_NAME_UNDER = ("app/api/", "app/storage/", "app/web/")
 

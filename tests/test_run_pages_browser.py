@@ -38,7 +38,7 @@ def _sign_in(driver, base: str, key: str) -> None:  # type: ignore[no-untyped-de
 
     driver.delete_all_cookies()
     driver.get(f"{base}/login")
-    driver.find_element(By.NAME, "key").send_keys(key)
+    driver.find_element(By.NAME, "password").send_keys(key)
     driver.find_element(By.CSS_SELECTOR, "form button[type=submit], form input[type=submit]").click()
     _wait(lambda: "/login" not in driver.current_url)
 

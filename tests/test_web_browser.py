@@ -50,7 +50,7 @@ def _sign_in(driver: Any, base: str, key: str) -> None:
 
     driver.delete_all_cookies()
     driver.get(f"{base}/login")
-    field = driver.find_element(By.NAME, "key")
+    field = driver.find_element(By.NAME, "password")
     assert field.get_attribute("type") == "password"
     field.send_keys(key)
     field.submit()

@@ -46,7 +46,7 @@ def test_sign_in_sets_a_safe_cookie_and_every_page_needs_it(loaded: Loaded, capl
     client = web_client(loaded)
     form = client.get("/login")
     assert form.status_code == 200
-    assert form.text.count("<input") == 3 and 'type="password"' in form.text and 'name="key"' in form.text
+    assert form.text.count("<input") == 4 and 'type="password"' in form.text and 'name="password"' in form.text
     for path in PAGES:
         r = client.get(path)
         assert r.status_code == 303 and r.headers["location"].startswith("/login?next="), path

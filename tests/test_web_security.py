@@ -1,5 +1,6 @@
-"""Security headers on every route, and tags in data never rendered by the charts (real Chromium, with the
-server's Content-Security-Policy in force, so the charts and Swagger UI are also shown to work under it)."""
+"""Security headers on every route (SQLite and a real PostgreSQL), and tags in data never rendered by the charts
+(real Chromium, with the server's Content-Security-Policy in force, so the charts and Swagger UI are also shown to
+work under it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from service_fixtures import (  # noqa: F401
     Loaded,
     db_url,
     loaded,
+    pg_server,
     report_folders,
 )
 from sqlalchemy import select, update
@@ -20,7 +22,7 @@ from web_fixtures import browser, live_server, sign_in, web_app, web_client  # n
 from evaluator.app.api.security_headers import CSP
 from evaluator.app.storage.tables import FundResult
 
-pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+SQLITE = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the browser tests
 BOLD_TYPE = "<b>혼합</b>"
 LINK_NAME = '<a href="https://evil.example">세션 만료</a>'
 WAIT = 60
@@ -29,14 +31,14 @@ WAIT = 60
 def _routes(loaded: Loaded) -> list[str]:
     with Session(loaded.engine) as s:
         code = s.scalar(select(FundResult.fund_code).where(FundResult.company == CLIENT_A_COMPANY))
-    return ["/", "/funds", f"/funds/{code}", "/companies", f"/companies/{CLIENT_A_COMPANY}", "/uploads", "/login",
+    return ["/", "/funds", f"/funds/{code}", "/companies", f"/companies/{CLIENT_A_COMPANY}", "/uploads", "/audit", "/login",
             "/no-such-page", "/export/funds.xlsx", f"/export/funds/{code}.pdf",
             "/api/v1/funds", f"/api/v1/funds/{code}", "/api/v1/summary", "/api/v1/runs", "/api/v1/nope",
             "/openapi.json", "/healthz", "/docs"]
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
-def test_headers_on_every_route(loaded: Loaded, scheme: str) -> None:
+def test_headers_on_every_route(loaded: Loaded, scheme: str) -> None:  # SQLite and PostgreSQL
     client = web_client(loaded, base_url=f"{scheme}://testserver")
     assert sign_in(client, loaded.keys["admin"]).status_code == 303
     bearer = {"Authorization": f"Bearer {loaded.keys['admin']}"}
@@ -58,6 +60,7 @@ def test_headers_on_every_route(loaded: Loaded, scheme: str) -> None:
     assert r.headers["Content-Security-Policy"] == CSP
 
 
+@SQLITE
 def test_docs_nonce_is_fresh_and_only_for_its_script(loaded: Loaded) -> None:
     client = web_client(loaded)
     first, second = client.get("/docs"), client.get("/docs")
@@ -77,7 +80,7 @@ def _browser_sign_in(driver: Any, base: str, key: str) -> None:
 
     driver.delete_all_cookies()
     driver.get(f"{base}/login")
-    field = driver.find_element(By.NAME, "key")
+    field = driver.find_element(By.NAME, "password")
     field.send_keys(key)
     field.submit()
     _wait(driver, lambda d: d.current_url.rstrip("/") == base)
@@ -87,6 +90,7 @@ def _csp_violations(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if "Content Security Policy" in e["message"]]
 
 
+@SQLITE
 def test_tags_in_names_are_text_in_the_charts(loaded: Loaded, browser: Any) -> None:
     from selenium.webdriver.common.by import By
 
@@ -115,6 +119,7 @@ def test_tags_in_names_are_text_in_the_charts(loaded: Loaded, browser: Any) -> N
         assert not _csp_violations(browser)  # … with nothing blocked (no inline script or style)
 
 
+@SQLITE
 def test_swagger_ui_runs_under_its_policy(loaded: Loaded, browser: Any) -> None:
     from selenium.webdriver.common.by import By
 

@@ -29,10 +29,10 @@ def settings(**overrides: Any):  # type: ignore[no-untyped-def]
     return Settings(**{"rate_per_minute": 0, **overrides})
 
 
-def web_app(loaded: Loaded, **overrides: Any):  # type: ignore[no-untyped-def]
+def web_app(loaded: Loaded, extensions: Any = None, **overrides: Any):  # type: ignore[no-untyped-def]
     from evaluator.app.web.app import create_web_app
 
-    return create_web_app(engine=loaded.engine, settings=settings(**overrides))
+    return create_web_app(engine=loaded.engine, settings=settings(**overrides), extensions=extensions)
 
 
 def web_client(loaded: Loaded, base_url: str = "http://testserver", **overrides: Any):  # type: ignore[no-untyped-def]
@@ -48,10 +48,12 @@ def login_token(html: str) -> str:
     return match.group(1)
 
 
-def sign_in(client, key: str) -> Any:  # type: ignore[no-untyped-def]
-    """GET the form, POST the key with its token; returns the POST response (303 on success)."""
+def sign_in(client, key: str, login: str = "") -> Any:  # type: ignore[no-untyped-def]
+    """GET the form, POST the login and password (an API key when ``login`` is empty) with its token;
+    returns the POST response (303 on success)."""
     form = client.get("/login")
-    return client.post("/login", data={"key": key, "csrf": login_token(form.text), "next": "/"})
+    return client.post("/login", data={"login": login, "password": key, "csrf": login_token(form.text),
+                                       "next": "/"})
 
 
 def page_csrf(html: str) -> str:

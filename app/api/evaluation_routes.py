@@ -81,7 +81,7 @@ def add_evaluation_routes(app: FastAPI, caller: Any, db: Any, errors: dict, json
         except UploadError as exc:
             kind = "too_large" if exc.status == 413 else "invalid_request"
             return json({"error": kind, "detail": str(exc)}, exc.status)
-        job_id = start_job(engine, who.key_id, staged)
+        job_id = start_job(engine, who, staged, request.client.host if request.client else None)
         return json({"job_id": job_id, "url": f"/api/v1/jobs/{job_id}"}, 202)
 
     @app.get("/api/v1/jobs/{job_id}", response_model=schemas.JobState,

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
 from evaluator.app.storage import jobs
+from evaluator.app.storage.apikeys import Principal
+from evaluator.app.storage.audit import record
 
 log = logging.getLogger("evaluator.jobs")
 ALLOWED_SUFFIXES = (".csv", ".xlsx", ".xls")  # other names are read by content (see _suffix)
@@ -164,7 +167,10 @@ def run_job(engine: Engine, job_id: int, staged: Staged) -> None:
         shutil.rmtree(staged.folder, ignore_errors=True)
 
 
-def start_job(engine: Engine, key_id: str, staged: Staged) -> int:
-    job_id = jobs.create_job(engine, key_id, "evaluate", staged.params)
+def start_job(engine: Engine, who: Principal, staged: Staged, address: str | None = None) -> int:
+    """Create the job, record the upload in the audit log (file names and sizes, never contents), start it."""
+    job_id = jobs.create_job(engine, who.key_id, "evaluate", staged.params)
+    with Session(engine) as session:
+        record(session, who, "upload", {"job_id": job_id, **staged.params}, address=address)
     threading.Thread(target=run_job, args=(engine, job_id, staged), name=f"job-{job_id}", daemon=True).start()
     return job_id

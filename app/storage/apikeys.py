@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from evaluator.app.storage.audit import record
 from evaluator.app.storage.tables import ApiKey, FundResult
 
 PREFIX = "ev"
@@ -33,13 +34,26 @@ class KeyCommandError(ValueError):
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the key id, client, and what it may see (admin sees everything)."""
+    """Who is calling and what it may see: the one declaration of scope, for keys and personal accounts alike.
+
+    ``admin`` sees every fund and may upload and view runs (an admin key, an admin or analyst account);
+    ``manager`` may also manage users and keys and read the audit log (an admin key or admin account);
+    otherwise the caller sees only ``companies`` and ``funds``. ``key_id`` names the caller for rate limits
+    and jobs (``user:<id>`` for an account); ``login`` is the account's login (None for a key).
+    """
 
     key_id: str
     client: str
     admin: bool
     companies: tuple[str, ...]
     funds: tuple[str, ...]
+    manager: bool = False
+    login: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """How the audit log names the caller: the login, or ``key:<id>``."""
+        return self.login if self.login else f"key:{self.key_id}"
 
 
 def _b64(raw: bytes) -> str:
@@ -100,14 +114,12 @@ def create_key(
     admin: bool,
     expires_on: dt.date | None,
     allow_unknown: bool = False,
+    actor: str | None = None,
 ) -> tuple[str, str]:
     """Store a new key; return (key id, the full key). The full key is never stored or shown again.
     A 운용사 or fund code that no stored batch knows is refused (a typo would make a key that sees nothing)
     unless ``allow_unknown`` (a key made before the client's first batch)."""
-    if not client.strip():
-        raise KeyCommandError("--client must not be empty")
-    if not admin and not companies and not funds:
-        raise KeyCommandError("a client key needs at least one --company or --fund (or --admin for all funds)")
+    check_scope(client, admin, companies, funds, "key")
     if expires_on is not None and expires_on < dt.datetime.now(dt.timezone.utc).date():
         raise KeyCommandError(f"--expires {expires_on} is in the past")
     key_id = secrets.token_hex(6)
@@ -115,19 +127,37 @@ def create_key(
     with Session(engine) as session, session.begin():
         if not allow_unknown:
             check_known_scope(session, companies, funds)
+        record(session, actor, "key.create", {"key_id": key_id, "client": client.strip(), "admin": admin,
+                                              "companies": clean(companies), "funds": clean(funds)}, commit=False)
         session.add(
             ApiKey(
                 id=key_id,
                 client=client.strip(),
                 secret_hash=hash_secret(secret),
                 admin=admin,
-                companies=sorted({c.strip() for c in companies if c.strip()}),
-                funds=sorted({f.strip() for f in funds if f.strip()}),
+                companies=clean(companies),
+                funds=clean(funds),
                 created_at=dt.datetime.now(dt.timezone.utc),
                 expires_on=expires_on,
             )
         )
     return key_id, f"{PREFIX}_{key_id}_{secret}"
+
+
+def clean(names: list[str]) -> list[str]:
+    """A scope list as stored: stripped, without blanks or repeats, sorted."""
+    return sorted({n.strip() for n in names if n.strip()})
+
+
+def check_scope(client: str, admin: bool, companies: list[str], funds: list[str], what: str) -> None:
+    """The rules a scope must follow, for a key or a client account: a client name, and either every fund
+    (``admin``) or at least one company or fund."""
+    if not client.strip():
+        raise KeyCommandError("--client must not be empty")
+    if admin and (clean(companies) or clean(funds)):
+        raise KeyCommandError(f"an {what} that sees every fund takes no --company/--fund")
+    if not admin and not clean(companies) and not clean(funds):
+        raise KeyCommandError(f"a client {what} needs at least one --company or --fund")
 
 
 def check_known_scope(session: Session, companies: list[str], funds: list[str]) -> None:
@@ -147,7 +177,7 @@ def list_keys(engine: Engine) -> list[ApiKey]:
         return list(session.scalars(select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)))
 
 
-def revoke_key(engine: Engine, key_id: str) -> bool:
+def revoke_key(engine: Engine, key_id: str, actor: str | None = None) -> bool:
     """Revoke; False when it was already revoked. Unknown ids raise."""
     with Session(engine) as session, session.begin():
         key = session.get(ApiKey, key_id)
@@ -156,6 +186,7 @@ def revoke_key(engine: Engine, key_id: str) -> bool:
         if key.revoked_at is not None:
             return False
         key.revoked_at = dt.datetime.now(dt.timezone.utc)
+        record(session, actor, "key.revoke", {"key_id": key_id, "client": key.client}, commit=False)
     return True
 
 
@@ -183,7 +214,8 @@ def authenticate(session: Session, token: str) -> Principal | None:
 
 
 def principal_of(key: ApiKey) -> Principal:
-    return Principal(key.id, key.client, bool(key.admin), tuple(key.companies or ()), tuple(key.funds or ()))
+    return Principal(key.id, key.client, bool(key.admin), tuple(key.companies or ()), tuple(key.funds or ()),
+                     manager=bool(key.admin))
 
 
 def active_principal(session: Session, key_id: str) -> Principal | None:

@@ -1,6 +1,7 @@
 """The schema: runs (one per stored batch), fund_results + fund_documents (one per fund per run),
 fund_series (one per rated fund per run),
-company_ratings (one per 운용사 per run), api_keys.
+company_ratings (one per 운용사 per run), api_keys, users (personal accounts), web_sessions (a user's or a
+key's), audit_log.
 
 ``fund_results.is_current`` marks each fund's newest result (latest as-of, then latest run), kept in the
 same transaction that stores a batch, so the API's default lists are a plain indexed filter. Migrations in
@@ -142,17 +143,55 @@ class ApiKey(Base):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class User(Base):
+    """A person's account: a login, a role (admin, analyst, client) and, for a client, the same scope columns
+    as an API key. Only an argon2id hash of the password is stored; a disabled account keeps its row (the
+    audit log names it) but signs in no more."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    login: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(20))
+    client: Mapped[str] = mapped_column(String(200))
+    companies: Mapped[list[str]] = mapped_column(JSON)
+    funds: Mapped[list[str]] = mapped_column(JSON)
+    password_hash: Mapped[str] = mapped_column(String(300))  # $argon2id$…, never the password
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    password_changed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    disabled_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class WebSession(Base):
     """A signed-in browser: the cookie holds a random token, the row only its SHA-256 (so a copy of the
-    database cannot be replayed as a cookie). Every worker reads it; logout or key revocation ends it."""
+    database cannot be replayed as a cookie). It belongs to a user or to a key (exactly one); every worker
+    reads it, and logout, a password change, disabling the user or revoking the key ends it."""
 
     __tablename__ = "web_sessions"
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    key_id: Mapped[str] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    key_id: Mapped[str | None] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True,
+                                               nullable=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True,
+                                                nullable=True)
     csrf: Mapped[str] = mapped_column(String(64))  # compared with the token every state-changing form posts
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))  # for the idle timeout
+
+
+class AuditEvent(Base):
+    """One audited action: who (a login or ``key:<id>``), what, from where, and details that never hold a
+    password or a key (:mod:`evaluator.app.storage.audit`)."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
+    actor: Mapped[str] = mapped_column(String(100), index=True)
+    action: Mapped[str] = mapped_column(String(40), index=True)
+    address: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 class RateCounter(Base):

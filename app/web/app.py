@@ -21,7 +21,7 @@ from evaluator.app.api.errors import RateLimited, allow_header
 from evaluator.app.api.server import create_app
 from evaluator.app.api.settings import Settings
 from evaluator.app.storage.database import ENV_URL
-from evaluator.app.web import auth, company_pages, exports, fund_list, fund_page, pages, uploads
+from evaluator.app.web import audit_page, auth, company_pages, exports, fund_list, fund_page, pages, uploads
 from evaluator.app.web.auth import LoginRequired, login_redirect
 from evaluator.app.web.cache import ScopeCache
 from evaluator.app.web.extensions import Extensions
@@ -129,6 +129,7 @@ def create_web_app(
     app.include_router(exports.router)
     app.include_router(fund_page.router)
     app.include_router(uploads.router)
+    app.include_router(audit_page.router)
     for page_set in ext.page_sets:
         app.include_router(page_set.router)
     return app

@@ -12,13 +12,14 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from evaluator.app.api.read_routes import CODE_RE
 from evaluator.app.storage import nav_series, queries, scales
-from evaluator.app.web.auth import Db, User
+from evaluator.app.storage.audit import record
+from evaluator.app.web.auth import Db, User, client_address
 from evaluator.app.web.fund_list import STATUS_LABELS, Filters, ListQuery, checked
 from evaluator.app.web.fund_page import CRITERION_LABELS, metrics_table
 from evaluator.app.web.fund_pdf import bars_png, fund_pdf, history_png, nav_png
@@ -81,7 +82,7 @@ def _attachment(name: str) -> str:
 
 
 @router.get("/export/funds.xlsx")
-def funds_xlsx(viewer: User, session: Db, filters: Filters) -> Response:
+def funds_xlsx(request: Request, viewer: User, session: Db, filters: Filters) -> Response:
     """Every fund the list shows for these filters (all its pages), as the viewer's scope allows."""
     view = checked(session, viewer, filters)
     total, items = queries.list_funds(session, viewer.principal, filters.fund_filter(), page=1,
@@ -89,6 +90,8 @@ def funds_xlsx(viewer: User, session: Db, filters: Filters) -> Response:
     if total > EXPORT_MAX:
         raise HTTPException(413, f"펀드가 {total:,}개로 한 파일({EXPORT_MAX:,}개)을 넘습니다. 조건을 좁혀 주세요.")
     body = list_workbook(items, filters, view.message())
+    record(session, viewer.principal, "export", {"file": "funds.xlsx", "funds": total, **filters.as_params()},
+           address=client_address(request))
     day = dt.date.today().isoformat()
     return Response(body, media_type=XLSX, headers={"Content-Disposition": _attachment(f"펀드목록-{day}.xlsx"),
                                                     "Cache-Control": "no-store"})
@@ -126,10 +129,12 @@ def pdf_page(session: Any, principal: Any, code: str) -> dict[str, Any] | None:
 
 
 @router.get("/export/funds/{code:anytext}.pdf")
-def fund_pdf_download(code: str, viewer: User, session: Db) -> Response:
+def fund_pdf_download(request: Request, code: str, viewer: User, session: Db) -> Response:
     page = pdf_page(session, viewer.principal, code)
     if page is None:
         raise HTTPException(404, "no such fund")
+    record(session, viewer.principal, "export", {"file": "fund.pdf", "fund_code": code},
+           address=client_address(request))
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in code)[:80] or "fund"
     return Response(fund_pdf(page), media_type="application/pdf",
                     headers={"Content-Disposition": _attachment(f"{safe}.pdf"), "Cache-Control": "no-store"})

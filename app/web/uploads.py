@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 
 from evaluator.app.api.evaluations import UploadError, stage_uploads, start_job
 from evaluator.app.storage import jobs
-from evaluator.app.web.auth import Admin, Db, Viewer, check_csrf
+from evaluator.app.web.auth import Admin, Db, Viewer, check_csrf, client_address
 from evaluator.app.web.render import render
 from evaluator.app.web.upload_errors import ROLES, STATES, upload_error
 
@@ -58,7 +58,7 @@ async def upload(
         staged = await stage_uploads({"data": data, "meta": meta, "benchmark": benchmark}, as_of, limit)
     except UploadError as exc:
         return _form(request, session, str(exc), exc.status)
-    job_id = start_job(request.app.state.engine, viewer.principal.key_id, staged)
+    job_id = start_job(request.app.state.engine, viewer.principal, staged, client_address(request))
     return RedirectResponse(f"/jobs/{job_id}", status_code=303)
 
 
