@@ -19,7 +19,7 @@ from web_fixtures import browser, live_server, page_csrf, sign_in, web_app, web_
 
 from evaluator.app.storage import jobs
 from evaluator.app.storage.audit import events
-from evaluator.app.storage.tables import AuditEvent, WebSession
+from evaluator.app.storage.tables import AuditEvent, FundResult, WebSession
 
 ADMIN, ANALYST, CLIENT = "boss.admin", "ana.lyst", "client.a"
 
@@ -147,6 +147,10 @@ def test_every_action_leaves_an_audit_row_and_none_holds_a_secret(loaded: Loaded
     assert sent.status_code == 303, sent.text
     job_id = int(sent.headers["location"].rsplit("/", 1)[1])
     _wait_job(loaded, job_id)
+    assert client.get("/export/funds.xlsx", params={"status": "ok"}).status_code == 200
+    with Session(loaded.engine) as s:
+        code = s.scalar(select(FundResult.fund_code).where(FundResult.status == "ok"))
+    assert client.get(f"/export/funds/{code}.pdf").status_code == 200
     assert client.post("/logout", data={"csrf": page_csrf(client.get("/funds").text)}).status_code == 303
     keyed = web_client(loaded)
     assert sign_in(keyed, loaded.keys["a"][:-2] + "xx").status_code == 401
@@ -161,12 +165,15 @@ def test_every_action_leaves_an_audit_row_and_none_holds_a_secret(loaded: Loaded
     seen = [("cli" if e.actor.startswith("cli:") else e.actor, e.action) for e in rows]  # cli:<OS user>
     key_a = f"key:{loaded.key_ids['a']}"
     for pair in [("cli", "user.add"), (ANALYST, "sign-in-failed"), (ANALYST, "sign-in"), (ANALYST, "upload"),
-                 (ANALYST, "sign-out"), (key_a, "sign-in-failed"), ("cli", "key.create"), ("cli", "key.revoke"),
+                 (ANALYST, "export"), (ANALYST, "sign-out"), (key_a, "sign-in-failed"), ("cli", "key.create"), ("cli", "key.revoke"),
                  ("cli", "user.passwd"), ("cli", "user.disable")]:
         assert pair in seen, pair
     upload = next(e for e in rows if e.action == "upload")
     assert upload.detail["job_id"] == job_id and upload.detail["files"]["data"]["name"] == "nav.csv"
     assert next(e for e in rows if e.action == "sign-in").address == "testclient"
+    exports = [e.detail for e in rows if e.action == "export"]
+    assert [d["file"] for d in exports] == ["funds.xlsx", "fund.pdf"]
+    assert exports[0]["status"] == "ok" and exports[0]["funds"] > 0 and exports[1]["fund_code"] == code
     text = json.dumps([[e.actor, e.action, e.address, e.detail] for e in rows], ensure_ascii=False)
     secrets = [*PASSWORDS.values(), "wrong password, long enough", "a fresh passphrase here",
                "changed passphrase here", new_key, new_key.split("_")[2], *loaded.keys.values(),
