@@ -60,6 +60,11 @@ def _table(code_a: str, code_b: str, job: int) -> list[tuple[str, str, dict[str,
         ("GET", f"/funds?q={code_a}", _page(200)),
         ("GET", f"/funds/{code_a}", _page(200)),
         ("GET", f"/funds/{code_b}", _page(200, other=200)),
+        ("GET", "/companies", _page(200)),  # no ratings stored: a page saying so
+        ("GET", f"/companies/{CLIENT_A_COMPANY}", _page(404)),  # no rating stored for it
+        ("GET", "/export/funds.xlsx", _page(200)),
+        ("GET", f"/export/funds/{code_a}.pdf", _page(200)),
+        ("GET", f"/export/funds/{code_b}.pdf", _page(200, other=200)),
         ("GET", "/uploads", _page(200, staff=200)),
         ("POST", "/uploads", _page(403, staff=403)),  # staff: no CSRF token in the form
         ("GET", f"/jobs/{job}", _page(200, staff=200)),
@@ -68,6 +73,7 @@ def _table(code_a: str, code_b: str, job: int) -> list[tuple[str, str, dict[str,
         ("GET", "/audit?action=sign-in", _page(200, manager=200)),
         ("GET", "/no-such-page", dict.fromkeys(CALLERS, 404)),
         ("GET", "/login", {"anon": 200, **{c: 303 for c in CALLERS[1:]}}),  # signed in: on to the page
+        ("POST", "/login", dict.fromkeys(CALLERS, 403)),  # without the sign-in form's CSRF token
         ("POST", "/logout", _page(403)),  # without the session's CSRF token
         ("GET", "/docs", everyone),
         ("GET", "/openapi.json", everyone),
@@ -105,7 +111,10 @@ def world(loaded: Loaded, tmp_path: Path) -> dict[str, Any]:
 
     add_accounts(loaded)
     (tmp_path / "runs").mkdir()
-    app = web_app(loaded, extensions=Extensions(page_sets=[runs_page_set([tmp_path / "runs"])]))
+    from evaluator.app.web.company_pages import stored_company_ratings
+
+    app = web_app(loaded, extensions=Extensions(page_sets=[runs_page_set([tmp_path / "runs"])],
+                                                company_ratings=stored_company_ratings))
     job = jobs.create_job(loaded.engine, loaded.key_ids["admin"], "evaluate", {"as_of": None, "files": {}})
     clients: dict[str, Any] = {}
     for caller in CALLERS:
@@ -129,7 +138,7 @@ def test_every_caller_on_every_route(world: dict[str, Any]) -> None:
             if got != status:
                 wrong.append(f"{caller} {method} {path}: {got}, expected {status}")
     assert not wrong, "\n".join(wrong)
-    assert len(world["table"]) * len(CALLERS) >= 170  # the size of the table, as reported
+    assert len(world["table"]) * len(CALLERS) >= 210  # the size of the table, as reported
 
 
 def test_the_table_names_every_api_route(world: dict[str, Any]) -> None:
@@ -144,6 +153,32 @@ def test_the_table_names_every_api_route(world: dict[str, Any]) -> None:
         if any(re.match(pattern, n) for n in named):
             covered.add(shape)
     assert covered == shapes, shapes - covered
+
+
+def test_the_table_names_every_page_route(world: dict[str, Any]) -> None:
+    """Every route of the pages' own routers (the run viewer's page set has its own tests) has a row."""
+    import re
+
+    from evaluator.app.web import (
+        audit_page,
+        auth,
+        company_pages,
+        exports,
+        fund_list,
+        fund_page,
+        pages,
+        uploads,
+    )
+
+    routers = (audit_page, auth, company_pages, exports, fund_list, fund_page, pages, uploads)
+    declared = {(m, r.path) for mod in routers for r in mod.router.routes for m in r.methods - {"HEAD"}}
+    named = {(m, path.split("?")[0]) for m, path, _e in world["table"]}
+    missing = []
+    for method, path in declared:
+        pattern = "^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$"
+        if not any(m == method and re.match(pattern, n) for m, n in named):
+            missing.append(f"{method} {path}")
+    assert not missing, missing
 
 
 def test_an_analyst_uploads_but_cannot_read_the_audit_log_and_a_client_account_sees_its_scope(
