@@ -10,16 +10,22 @@ leak one. :func:`events` reads it back with the filters the page and ``evaluator
 from __future__ import annotations
 
 import datetime as dt
+import getpass
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from evaluator.app.storage.tables import AuditEvent
 
-if TYPE_CHECKING:
-    from evaluator.app.storage.apikeys import Principal
+
+class Actor(Protocol):
+    """Who did something: a signed-in principal (``apikeys.Principal``, which records through this module)."""
+
+    @property
+    def actor(self) -> str: ...
+
 
 # the actions the product records (filters offer these; a new caller adds its action here)
 ACTIONS = ("sign-in", "sign-in-failed", "sign-out", "upload", "export", "key.create", "key.revoke",
@@ -44,22 +50,20 @@ def _clean(value: Any, depth: int = 0) -> Any:
 
 def cli_actor() -> str:
     """How a shell command is named: ``cli:<operating-system user>`` (``cli`` when the user is unknown)."""
-    import getpass
-
     try:
         return f"cli:{getpass.getuser()}"[:100]
     except (KeyError, OSError):
         return "cli"
 
 
-def _actor(actor: Principal | str | None) -> str:
+def _actor(actor: Actor | str | None) -> str:
     if actor is None:
         return cli_actor()
     name = actor if isinstance(actor, str) else actor.actor
     return KEY_SHAPE.sub("ev_[redacted]", name)[:100]
 
 
-def record(session: Session, actor: Principal | str | None, action: str, detail: dict[str, Any] | None = None,
+def record(session: Session, actor: Actor | str | None, action: str, detail: dict[str, Any] | None = None,
            *, address: str | None = None, commit: bool = True) -> None:
     """Append one event. ``commit=False`` leaves it in the caller's transaction (so the change and its
     record are stored together, or neither)."""
