@@ -128,7 +128,12 @@ def unicode_range(cps: tuple[int, ...]) -> str:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator") / "webfonts"
+    """``$EVALUATOR_CACHE/webfonts``, else ``~/.cache/evaluator/webfonts`` (a user with no home: the temp folder)."""
+    try:
+        base = Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator")
+    except RuntimeError:
+        base = Path(tempfile.gettempdir()) / "evaluator-cache"
+    return base / "webfonts"
 
 
 def subset_woff2(raw: bytes, cps: tuple[int, ...]) -> bytes:
