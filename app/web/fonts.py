@@ -127,13 +127,13 @@ def unicode_range(cps: tuple[int, ...]) -> str:
     return ",".join(parts)
 
 
-def cache_root() -> Path:
-    """``$EVALUATOR_CACHE/webfonts``, else ``~/.cache/evaluator/webfonts`` (a user with no home: the temp folder)."""
+def cache_root() -> Path | None:
+    """``$EVALUATOR_CACHE/webfonts``, else ``~/.cache/evaluator/webfonts``; None (memory only) for a user with no
+    home folder: a shared temporary folder would let another user plant the files we serve."""
     try:
-        base = Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator")
+        return Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator") / "webfonts"
     except RuntimeError:
-        base = Path(tempfile.gettempdir()) / "evaluator-cache"
-    return base / "webfonts"
+        return None
 
 
 def subset_woff2(raw: bytes, cps: tuple[int, ...]) -> bytes:
@@ -214,16 +214,18 @@ class SlicedFont:
         if name in self._bodies:
             return self._bodies[name]
         _weight, piece = self.slices[name]
-        path = (self._cache or cache_root()) / f"{piece.version}.woff2"
+        root = self._cache or cache_root()
+        path = root / f"{piece.version}.woff2" if root is not None else None
         with self._lock:
             if name not in self._bodies:
                 try:
-                    data = path.read_bytes()
+                    data = path.read_bytes() if path is not None else b""
                 except OSError:
                     data = b""
                 if not data.startswith(b"wOF2"):  # absent (or not a font): make it
                     data = subset_woff2((self._source_dir / piece.file).read_bytes(), piece.cps)
-                    _save(path, data)
+                    if path is not None:
+                        _save(path, data)
                 self._bodies[name] = data
         return self._bodies[name]
 
