@@ -34,6 +34,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -201,12 +202,12 @@ class SlicedFont:
     def version(self, name: str) -> str:
         return self.slices[name][1].version
 
-    def css(self, url: object) -> bytes:
+    def css(self, url: Callable[[str], str]) -> bytes:
         """The ``@font-face`` rules; ``url(name)`` gives each slice's versioned URL."""
         rules = []
         for name, (weight, piece) in self.slices.items():
             rules.append(f'@font-face{{font-family:"{FAMILY}";font-weight:{weight};font-display:swap;'
-                         f'src:url("{url(name)}") format("woff2");unicode-range:{piece.range}}}')  # type: ignore[operator]
+                         f'src:url("{url(name)}") format("woff2");unicode-range:{piece.range}}}')
         return ("/* NanumGothic in slices: see evaluator.app.web.fonts */\n" + "\n".join(rules) + "\n").encode()
 
     def body(self, name: str) -> bytes:
