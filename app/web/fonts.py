@@ -34,6 +34,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -127,8 +128,13 @@ def unicode_range(cps: tuple[int, ...]) -> str:
     return ",".join(parts)
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator") / "webfonts"
+def cache_root() -> Path | None:
+    """``$EVALUATOR_CACHE/webfonts``, else ``~/.cache/evaluator/webfonts``; None (memory only) for a user with no
+    home folder: a shared temporary folder would let another user plant the files we serve."""
+    try:
+        return Path(os.environ.get("EVALUATOR_CACHE") or Path.home() / ".cache" / "evaluator") / "webfonts"
+    except RuntimeError:
+        return None
 
 
 def subset_woff2(raw: bytes, cps: tuple[int, ...]) -> bytes:
@@ -196,12 +202,12 @@ class SlicedFont:
     def version(self, name: str) -> str:
         return self.slices[name][1].version
 
-    def css(self, url: object) -> bytes:
+    def css(self, url: Callable[[str], str]) -> bytes:
         """The ``@font-face`` rules; ``url(name)`` gives each slice's versioned URL."""
         rules = []
         for name, (weight, piece) in self.slices.items():
             rules.append(f'@font-face{{font-family:"{FAMILY}";font-weight:{weight};font-display:swap;'
-                         f'src:url("{url(name)}") format("woff2");unicode-range:{piece.range}}}')  # type: ignore[operator]
+                         f'src:url("{url(name)}") format("woff2");unicode-range:{piece.range}}}')
         return ("/* NanumGothic in slices: see evaluator.app.web.fonts */\n" + "\n".join(rules) + "\n").encode()
 
     def body(self, name: str) -> bytes:
@@ -209,16 +215,18 @@ class SlicedFont:
         if name in self._bodies:
             return self._bodies[name]
         _weight, piece = self.slices[name]
-        path = (self._cache or cache_root()) / f"{piece.version}.woff2"
+        root = self._cache or cache_root()
+        path = root / f"{piece.version}.woff2" if root is not None else None
         with self._lock:
             if name not in self._bodies:
                 try:
-                    data = path.read_bytes()
+                    data = path.read_bytes() if path is not None else b""
                 except OSError:
                     data = b""
                 if not data.startswith(b"wOF2"):  # absent (or not a font): make it
                     data = subset_woff2((self._source_dir / piece.file).read_bytes(), piece.cps)
-                    _save(path, data)
+                    if path is not None:
+                        _save(path, data)
                 self._bodies[name] = data
         return self._bodies[name]
 
