@@ -99,3 +99,16 @@ def loads_compact(text: str) -> tuple[Any, str]:
             return doc, json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     doc = json.loads(text)
     return doc, json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps_compact(doc: Any) -> str:
+    """``json.dumps(doc, ensure_ascii=False, separators=(",", ":"))``, byte for byte (``NaN`` stays ``NaN``:
+    orjson writes null for it, so any text of orjson's that holds a null is the standard encoder's to write)."""
+    try:
+        out = orjson.dumps(doc, option=orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+                           | orjson.OPT_PASSTHROUGH_DATETIME)
+    except TypeError:
+        out = None
+    if out is None or b"null" in out or _risky(out):
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return out.decode("utf-8")

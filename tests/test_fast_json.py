@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluator.core.fast_json import dumps_indented, loads, loads_compact
+from evaluator.core.fast_json import dumps_compact, dumps_indented, loads, loads_compact
 from evaluator.core.outputs import dumps
 
 
@@ -89,3 +89,22 @@ def test_bad_text_raises_the_standard_error_and_message(text: str) -> None:
         with pytest.raises(json.JSONDecodeError) as got:
             parse(text)
         assert str(got.value) == str(expected.value)
+
+
+COMPACT = [
+    _floats(), [1000.0, None, 1001.25, float("nan")], [float("inf"), 1.5], {"fund_code": "KR1", "days": [0, 3, 10]},
+    {"x": np.float64(0.25), "y": [np.float64(1e-7)]}, "탭\t\x01\x7f 😀", [2**70, -(2**63)], {"k": (1, 2.5)},
+]
+
+
+@pytest.mark.parametrize("doc", COMPACT, ids=range(len(COMPACT)))
+def test_compact_text_is_byte_identical_to_the_standard_encoder(doc: object) -> None:
+    assert dumps_compact(doc) == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_compact_refuses_what_json_refuses() -> None:
+    for doc in ({"d": dt.date(2025, 1, 1)}, {1: object()}, [np.int64(3)]):
+        with pytest.raises(TypeError):
+            json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+        with pytest.raises(TypeError):
+            dumps_compact(doc)
