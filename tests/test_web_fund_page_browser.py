@@ -51,8 +51,9 @@ def _sign_in(driver: Any, base: str, key: str) -> None:
     driver.delete_all_cookies()
     driver.get(f"{base}/login")
     assert _unlabelled(driver) == []
-    driver.find_element(By.NAME, "key").send_keys(key)
-    driver.find_element(By.NAME, "key").submit()
+    field = driver.find_element(By.NAME, "password")  # a key in the password field, the login left empty
+    field.send_keys(key)
+    field.submit()
     _wait(driver, lambda d: d.current_url.rstrip("/") == base)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 from argon2 import PasswordHasher
@@ -94,24 +95,36 @@ def add_user(engine: Engine, login: str, role: str, password: str, *, client: st
     staff = role != "client"
     check_scope(client or ("(staff)" if staff else ""), staff, companies, funds, "account")
     check_password(password, login)
-    now = dt.datetime.now(dt.timezone.utc)
     taken = UserCommandError(f"a user {login!r} already exists (see `evaluator users list`)")
+    new = _NewUser(login, role, password, client, companies, funds)
     try:
-        return _insert(engine, login, role, password, client, companies, funds, allow_unknown, actor, now, taken)
+        return _insert(engine, new, allow_unknown, actor, taken)
     except IntegrityError:  # the same login added at the same moment elsewhere: the unique index decides
         raise taken from None
 
 
-def _insert(engine: Engine, login: str, role: str, password: str, client: str, companies: list[str],
-            funds: list[str], allow_unknown: bool, actor: str | None, now: dt.datetime,
-            taken: UserCommandError) -> int:
+@dataclass(frozen=True)
+class _NewUser:
+    """A checked account about to be stored."""
+
+    login: str
+    role: str
+    password: str
+    client: str
+    companies: list[str]
+    funds: list[str]
+
+
+def _insert(engine: Engine, new: _NewUser, allow_unknown: bool, actor: str | None, taken: UserCommandError) -> int:
+    login, role, client, companies, funds = new.login, new.role, new.client, new.companies, new.funds
+    now = dt.datetime.now(dt.timezone.utc)
     with Session(engine) as session, session.begin():
         if session.scalar(select(User.id).where(User.login == login)) is not None:
             raise taken
         if not allow_unknown:
             check_known_scope(session, companies, funds)
         user = User(login=login, role=role, client=client.strip(), companies=clean(companies), funds=clean(funds),
-                    password_hash=_hasher.hash(password), created_at=now, password_changed_at=now)
+                    password_hash=_hasher.hash(new.password), created_at=now, password_changed_at=now)
         session.add(user)
         session.flush()
         record(session, actor, "user.add", {"login": login, "role": role, "client": client.strip(),
