@@ -19,16 +19,6 @@ LAZY_EDGE = ("app/cli.py", "app/commands/")
 """The command-line edge: a command imports what it runs only when it runs, so ``--help`` stays fast."""
 
 
-FUND_FACE_PENDING = {
-    "app/api/evaluations.py", "app/demo.py", "app/fund_demo.py", "app/pack_services.py", "app/storage/batches.py",
-    "domains/fund/companies/funds.py", "domains/fund/companies/qualitative.py", "domains/fund/companies/service.py",
-    "domains/fund/data/fast_csv.py", "domains/fund/data/readers.py", "domains/fund/history/prep.py",
-    "domains/fund/pack.py", "domains/fund/task/audit.py", "domains/fund/task/dataset.py",
-}  # fmt: skip
-"""Files whose function-level imports name fund-pack modules (or the app modules beside them) that move behind the
-pack's rooms' public faces; each leaves this set when its imports go to the top, against the faces."""
-
-
 def lazy_edge(rel: str) -> bool:
     """The CLI edge: ``app/cli.py``, ``app/commands/``, and a pack's own commands (``domains/<pack>/cli/`` or
     ``domains/<pack>/cli.py``)."""
@@ -184,7 +174,6 @@ def test_project_modules_are_imported_at_the_top_outside_the_command_line_edge()
         f"{path.relative_to(REPO).as_posix()}:{line} imports {target}"
         for name, path in modules.items()
         if not lazy_edge(path.relative_to(REPO).as_posix())
-        and path.relative_to(REPO).as_posix() not in FUND_FACE_PENDING
         for line, target, inside in imports_of(path, name, modules)
         if inside
     ]
