@@ -11,6 +11,7 @@ import logging
 import os
 import warnings
 from importlib import import_module
+from typing import Any
 
 import typer
 
@@ -64,14 +65,23 @@ for _name in COMMAND_MODULES:
     import_module(f"evaluator.app.commands.{_name}").register(app)
 
 
+class _Services:
+    """The application's services for packs' commands, loaded on first use: they bring the database and the
+    evaluation harness (sqlalchemy, pandas), which building the flags and ``--help`` never need."""
+
+    def __getattr__(self, name: str) -> Any:
+        from evaluator.app.pack_services import AppServices
+
+        return getattr(AppServices(), name)
+
+
 def _mount_pack_commands() -> None:
     """Each pack's own commands, from its light ``cli`` module (``evaluator fund …``)."""
-    from evaluator.app.pack_services import AppServices
     from evaluator.domains.registry import pack_cli_modules
 
     for module in pack_cli_modules():
         if hasattr(module, "register"):
-            module.register(app, AppServices())
+            module.register(app, _Services())
 
 
 _mount_pack_commands()

@@ -7,12 +7,26 @@ sub-minute smoke version with the test-suite model.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings, ModelRef
 from evaluator.core.outputs import atomic_write_json, prepare_output_dir
+from evaluator.domains.fund.data import sample_universe
+from evaluator.domains.fund.engine import evaluate_loaded
+from evaluator.domains.fund.reports import write_reports
+from evaluator.domains.fund.rubric import default_rubric
+from evaluator.evaluation.compare import compare_reports
+from evaluator.evaluation.harness import evaluate
+from evaluator.evaluation.inputs import Items, ReportFolder
+from evaluator.evaluation.plots import plot_dir
+from evaluator.models.loading import ensure_tiny
+from evaluator.training.config import TrainConfig
+from evaluator.training.grpo import train
+from evaluator.training.sft import sft
 
 
 @dataclass(frozen=True)
@@ -138,16 +152,9 @@ def run_fund_batch(out: Path, funds: int, *, force: bool = False) -> dict[str, A
 
     ``force`` lets ``demo --force`` write over an earlier demo's fund reports, as its other stages do.
     """
-    from evaluator.domains.fund.data import sample_universe
-    from evaluator.domains.fund.engine import evaluate_loaded
-    from evaluator.domains.fund.reports import write_reports
-    from evaluator.domains.fund.rubric import default_rubric
-
     universe = sample_universe(funds=funds, risk_free=0.03, realistic=True)  # 결산 resets, share classes, an MMF
     evaluation = evaluate_loaded(universe, default_rubric())
     outcome = write_reports(evaluation, out, force=force, warnings=universe.warnings)
-    import json
-
     return json.loads(outcome.summary_json.read_text(encoding="utf-8"))
 
 
@@ -159,11 +166,6 @@ def run_demo(
     ``seed`` sets the training problems' order and the sampling; the held-out problems are the same for
     every seed, so runs with different seeds are measured on one yardstick.
     """
-    from evaluator.evaluation.compare import compare_reports
-    from evaluator.evaluation.plots import plot_dir
-    from evaluator.models.loading import ensure_tiny
-    from evaluator.training.config import TrainConfig
-
     laps = _Laps()
     plan = QUICK if quick else FULL
     out = prepare_output_dir(out, force=force)
@@ -231,8 +233,6 @@ class _Laps:
 
 def _warm_start(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
     """Full-weight SFT from the built model, a constant learning rate, the plan's steps."""
-    from evaluator.training.sft import sft
-
     return sft(
         base.replace(
             output_dir=str(out / "sft"),
@@ -250,8 +250,6 @@ def _warm_start(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str,
 
 def _grpo(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
     """GRPO from the SFT weights on the correctness and format rewards."""
-    from evaluator.training.grpo import train
-
     return train(
         base.replace(
             output_dir=str(out / "grpo"),
@@ -271,10 +269,6 @@ def _grpo(base: Any, plan: DemoPlan, out: Path, console: Any) -> dict[str, Any]:
 
 def _held_out_eval(plan: DemoPlan, model: Path, folder: Path) -> dict[str, Any]:
     """The harness on the plan's held-out problems (the same for every seed), greedy."""
-    from evaluator.core.generation import GenerationSettings, ModelRef
-    from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ReportFolder
-
     items = Items(data=plan.data, split="test", limit=plan.eval_n)
     generation = GenerationSettings(max_new_tokens=plan.max_new_tokens, batch_size=50)
     return evaluate("gsm8k", ModelRef(str(model)), items, generation, out=ReportFolder(folder, force=True))

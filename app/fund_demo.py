@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluator.core.generation import GenerationSettings, ModelRef
 from evaluator.core.outputs import atomic_write_json, prepare_output_dir
+from evaluator.domains.fund.task import load_facts, load_rows, reference_json
+from evaluator.evaluation.compare import compare_reports
+from evaluator.evaluation.harness import evaluate
+from evaluator.evaluation.inputs import Items, ReportFolder
+from evaluator.models.tiny import TinySpec, build_tiny
+from evaluator.training.config import TrainConfig
+from evaluator.training.grpo import train
+from evaluator.training.sft import sft
 
 
 @dataclass(frozen=True)
@@ -50,10 +59,8 @@ FUND_QUICK = FundDemoPlan(
 )  # fmt: skip
 
 
-def fund_spec(hidden: int, layers: int, seed: int) -> Any:
+def fund_spec(hidden: int, layers: int, seed: int) -> TinySpec:
     """A fund-only tiny Qwen3: vocabulary 2,048 (a fund BPE saturates near 1,740), digits not split."""
-    from evaluator.models.tiny import TinySpec
-
     return TinySpec(
         hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
         intermediate_size=hidden * 3, vocab_size=2048, max_position_embeddings=1536, split_digits=False, seed=seed,
@@ -62,9 +69,6 @@ def fund_spec(hidden: int, layers: int, seed: int) -> Any:
 
 def build_fund_model(out: Path, source: str, hidden: int, layers: int, seed: int, rows: int = 200) -> Path:
     """The tiny model, its tokenizer trained on training-split prompts and reference answers only."""
-    from evaluator.domains.fund.task import load_facts, load_rows, reference_json
-    from evaluator.models.tiny import build_tiny
-
     if (out / "config.json").exists():
         return out
     texts: list[str] = []
@@ -112,14 +116,6 @@ def zero_std_mean(run_dir: Path) -> float | None:
 
 def run_fund_demo(out: Path, *, quick: bool = False, force: bool = False, console: Any = None, seed: int = 0) -> dict[str, Any]:
     """Build, SFT, evaluate, GRPO, evaluate, compare; writes and returns ``fund_demo_summary.json``."""
-    from evaluator.core.generation import GenerationSettings, ModelRef
-    from evaluator.evaluation.compare import compare_reports
-    from evaluator.evaluation.harness import evaluate
-    from evaluator.evaluation.inputs import Items, ReportFolder
-    from evaluator.training.config import TrainConfig
-    from evaluator.training.grpo import train
-    from evaluator.training.sft import sft
-
     t0 = time.perf_counter()
     plan = FUND_QUICK if quick else FUND_FULL
     out = prepare_output_dir(out, force=force)

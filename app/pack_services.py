@@ -3,19 +3,27 @@ through it (the database for ``--db``, the evaluation harness for ``--model``), 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
+from evaluator.app.storage.batches import BatchError, store_folder
+from evaluator.app.storage.companies import store_companies
+from evaluator.app.storage.database import DatabaseError, check_url, open_database, opt_in_url
 from evaluator.core.console import console, fail
+from evaluator.core.generation import GenerationSettings
 from evaluator.domains.base import DomainPack
+from evaluator.evaluation.backends import GenerationError, load_generator
+from evaluator.evaluation.harness import evaluate
+from evaluator.evaluation.inputs import Items
 
 
 def prepare_store(flag: str | None) -> str | None:
     """For ``fund evaluate``: --db, else EVALUATOR_DB, else None (store nothing). The database is reached and
     migrated before any work, so a wrong URL or a server that is down never costs a long batch."""
-    from evaluator.app.storage.database import DatabaseError, check_url, open_database, opt_in_url
-
     url = opt_in_url(flag)
     if url is None:
         return None
@@ -29,11 +37,6 @@ def prepare_store(flag: str | None) -> str | None:
 def store_report_folder(url: str, folder: Path, *, source: str, texts: Mapping[str, str] | None = None) -> None:
     """Store one report folder and say what happened (stored, or already there); ``texts``: its files as
     just written (name → text), read instead of the files."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from evaluator.app.storage.batches import BatchError, store_folder
-    from evaluator.app.storage.database import DatabaseError, open_database
-
     later = f"; the reports are in {folder}: store them with `evaluator db import {folder}`" if source == "evaluate" else ""
     try:
         engine = open_database(url, migrate=True)
@@ -68,12 +71,6 @@ class AppServices:
 
     def store_companies(self, url: str, reports: Path, doc: dict[str, Any]) -> None:
         """Store a report folder's batch (if new) and its 운용사 ratings (``companies.json``) with it."""
-        from sqlalchemy.exc import SQLAlchemyError
-
-        from evaluator.app.storage.batches import BatchError
-        from evaluator.app.storage.companies import store_companies
-        from evaluator.app.storage.database import DatabaseError, open_database
-
         try:
             engine = open_database(url, migrate=True)
         except DatabaseError as exc:
@@ -93,11 +90,6 @@ class AppServices:
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """``settings``: the harness's item, generation and grading keywords (``style``, ``max_new_tokens``,
         ``batch_size``, ``extract``, ``on_batch`` …), sorted here into the harness's typed values."""
-        from evaluator.core.generation import GenerationSettings
-        from evaluator.evaluation.backends import GenerationError, load_generator
-        from evaluator.evaluation.harness import evaluate
-        from evaluator.evaluation.inputs import Items
-
         generation = GenerationSettings(**_take(settings, GenerationSettings))
         items = Items(**_take(settings, Items), rows=rows)
         try:
@@ -114,6 +106,4 @@ class AppServices:
 
 def _take(settings: dict[str, Any], cls: type) -> dict[str, Any]:
     """Remove and return the keywords that are fields of the dataclass ``cls``."""
-    import dataclasses
-
     return {f.name: settings.pop(f.name) for f in dataclasses.fields(cls) if f.name in settings}

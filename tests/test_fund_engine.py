@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evaluator.domains.fund.data.readers import DataError
+from evaluator.domains.fund.engine import EngineInputs
 from evaluator.domains.fund.engine.engine import ERROR, NOT_RATED, OK, evaluate_universe
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.registry import get_pack
@@ -177,3 +178,26 @@ def test_fund_pack_exposes_the_engine_rubric() -> None:
         "consistency": 10.0,
     }
     assert list(pack.reward_functions()) == ["json_format", "grade_accuracy", "reasoning_quality", "consistency"]
+
+
+def test_the_engine_inputs_as_one_value_or_as_keywords_grade_alike() -> None:
+    """A caller hands the inputs as one :class:`EngineInputs` or names a few of its fields; both grade alike, a
+    keyword overrides the value's field, and a misspelt keyword is refused (an ignored as-of would be a wrong grade)."""
+    navs = _navs(12, 4, seed=3)
+    meta = _meta(list(navs.columns))
+    day = dt.date(2024, 12, 31)
+    by_value = evaluate_universe(navs, meta, inputs=EngineInputs(as_of=day, risk_free=0.02, outliers="repair"))
+    by_keywords = evaluate_universe(navs, meta, as_of=day, risk_free=0.02, outliers="repair")
+    earlier = EngineInputs(as_of=dt.date(2023, 6, 30), risk_free=0.02, outliers="repair")
+    overridden = evaluate_universe(navs, meta, inputs=earlier, as_of=day)
+
+    def graded(ev: object) -> list[tuple[str, str, int | None, float | None]]:
+        return [(f.fund_code, f.status, f.grade, f.score) for f in ev.funds]  # type: ignore[attr-defined]
+
+    assert by_value.as_of == day != evaluate_universe(navs, meta).as_of
+    assert graded(by_value) == graded(by_keywords) == graded(overridden)
+    assert by_value.inputs == by_keywords.inputs
+    assert by_value.inputs["risk_free"] == {"kind": "constant", "annual_rate": 0.02}
+    assert by_value.inputs["outliers"]["mode"] == "repair"
+    with pytest.raises(TypeError, match="as_off"):
+        evaluate_universe(navs, meta, as_off=day)

@@ -10,12 +10,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 TOPS = ("core", "methodology", "domains", "models", "training", "evaluation", "app")
 MOST = 10
-WIDE_PENDING = {
-    "domains/fund/engine/engine.py:evaluate_universe", "domains/fund/engine/engine.py:_grade",
-    "app/web/run_pages/router.py:samples_page",
-}  # fmt: skip
-"""Functions still over the limit: the fund engine's entry points (their inputs become the engine's parameters
-object with its public face) and the run viewer's samples page (its query parameters)."""
 
 
 def declared(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -39,7 +33,7 @@ def wide_functions(root: Path = REPO, tops: tuple[str, ...] = TOPS) -> list[str]
 
 
 def test_no_production_function_declares_more_than_ten_parameters() -> None:
-    assert sorted(set(wide_functions()) - WIDE_PENDING) == []
+    assert wide_functions() == []
 
 
 def test_the_count_sees_every_kind_of_parameter(tmp_path: Path) -> None:

@@ -26,6 +26,12 @@ from starlette.datastructures import UploadFile
 from evaluator.app.storage import jobs
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.audit import record
+from evaluator.app.storage.batches import store_folder
+from evaluator.core.provenance import provenance
+from evaluator.domains.fund.data import infer_classes, load_universe
+from evaluator.domains.fund.engine import evaluate_loaded
+from evaluator.domains.fund.reports import write_reports
+from evaluator.domains.fund.rubric import resolve_rubric
 
 log = logging.getLogger("evaluator.jobs")
 ALLOWED_SUFFIXES = (".csv", ".xlsx", ".xls")  # other names are read by content (see _suffix)
@@ -109,13 +115,6 @@ async def stage_uploads(files: dict[str, UploadFile | None], as_of: str | None, 
 
 def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat) -> None:
     """Load, grade, write, and store with the job marked done in the same transaction."""
-    from evaluator.app.storage.batches import store_folder
-    from evaluator.core.provenance import provenance
-    from evaluator.domains.fund.data import infer_classes, load_universe
-    from evaluator.domains.fund.engine import evaluate_loaded
-    from evaluator.domains.fund.reports import write_reports
-    from evaluator.domains.fund.rubric import resolve_rubric
-
     def step(stage: str, progress: float) -> None:
         beat.check()
         if not jobs.set_state(engine, job_id, state="running", stage=stage, progress=progress):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from evaluator.app.pack_services import store_report_folder
 from evaluator.core.console import console, fail
 
 db_app = typer.Typer(name="db", help="The evaluation database: migrations and report-folder imports.", no_args_is_help=True)
@@ -40,6 +39,7 @@ def import_cmd(
     db: str | None = typer.Option(None, "--db", help=DB_HELP),
 ) -> None:
     """Store an existing report folder as one batch (one transaction; a batch already stored is left alone)."""
+    from evaluator.app.pack_services import store_report_folder
     from evaluator.app.storage.database import DatabaseError, check_url, service_url
 
     if not reports_dir.is_dir():

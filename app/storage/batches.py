@@ -26,8 +26,10 @@ from evaluator.app.storage.bulk import insert_rows
 from evaluator.app.storage.nav_series import read_series, series_rows
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries, Run
 from evaluator.core.fast_json import loads, loads_compact
+from evaluator.core.outputs import path_inside, safe_filename
 from evaluator.core.provenance import json_sha256
-from evaluator.domains.fund.reports import SERIES_FILE
+from evaluator.core.schemas import schema_problems
+from evaluator.domains.fund.reports import SERIES_FILE, report_schema, scale_problems, summary_schema
 from evaluator.methodology.rubric_scale import GradeScale, scale_of
 
 MAX_CODE_LEN = 200
@@ -75,8 +77,6 @@ def _plain_files(base: Path) -> set[str]:
 
 def _report_path(base: Path, name: str, plain: set[str]) -> Path:
     """``base / name`` proven inside the folder (``ValueError`` otherwise), as ``path_inside`` proves it."""
-    from evaluator.core.outputs import path_inside, safe_filename
-
     stem = name[: -len(".json")]
     if name in plain and safe_filename(stem, default="") == stem:
         return base / name
@@ -84,8 +84,6 @@ def _report_path(base: Path, name: str, plain: set[str]) -> Path:
 
 
 def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
-    from evaluator.core.schemas import schema_problems
-
     return schema_problems(doc, schema)
 
 
@@ -94,8 +92,6 @@ def read_folder(folder: str | Path, texts: Mapping[str, str] | None = None) -> B
 
     ``texts``: the folder's files as just written (file name → text, the batch writer's
     ``BatchOutcome.texts``), read instead of the files; the same checks run on them."""
-    from evaluator.domains.fund.reports import report_schema, scale_problems, summary_schema
-
     base = Path(folder)
     texts = texts or {}
     if not (base / "summary.json").is_file():

@@ -15,15 +15,20 @@ from importlib import resources
 from typing import Any
 
 from evaluator.domains.base import DomainPack, Metric, PackError, PackPlot, RewardFn, Verdict, completion_text
+from evaluator.domains.fund.history import looks_like_backtest, plan_backtest
+from evaluator.domains.fund.reports import looks_like_batch, plan_fund_batch
 from evaluator.domains.fund.rubric import default_rubric
 from evaluator.domains.fund.task import (
     METRICS,
+    SYSTEM_PROMPT,
     build_reward_functions,
     extract_grade,
     fund_score,
     gold_grade,
     load_facts,
+    load_rows,
     read_answer,
+    reference_json,
     scale_grades,
     scale_problems,
 )
@@ -81,8 +86,6 @@ class FundPack(DomainPack):
         so training and evaluation see the same funds.
         """
         from datasets import Dataset
-
-        from evaluator.domains.fund.task import load_rows
 
         chosen = self.check_style(style)
         self.check_language(language)  # the prompts are Korean in either case
@@ -167,8 +170,6 @@ class FundPack(DomainPack):
         }
 
     def reference_solution(self, row: Mapping[str, Any], *, style: str | None = None) -> str | None:
-        from evaluator.domains.fund.task import reference_json
-
         self.check_style(style or row.get("style"))
         facts = row.get("facts")
         return reference_json(load_facts(facts)) if isinstance(facts, str) else None
@@ -188,9 +189,6 @@ class FundPack(DomainPack):
 
     def plots(self) -> tuple[PackPlot, ...]:
         """Grade distribution per 유형 and risk/return of a ``fund evaluate`` batch folder; a backtest's PNGs."""
-        from evaluator.domains.fund.history import looks_like_backtest, plan_backtest
-        from evaluator.domains.fund.reports import looks_like_batch, plan_fund_batch
-
         return (
             PackPlot(
                 "fund-batch",
@@ -203,8 +201,6 @@ class FundPack(DomainPack):
 
     def tokenizer_corpus(self, limit: int = 400) -> list[str]:
         """Prompts and reference answers of a small sample universe (deterministic, under a second)."""
-        from evaluator.domains.fund.task import SYSTEM_PROMPT, load_rows, reference_json
-
         texts = [SYSTEM_PROMPT]
         for row in load_rows(CORPUS_SOURCE, "all")[: min(limit, CORPUS_ROWS)]:
             texts += [row["prompt"][-1]["content"], reference_json(load_facts(row["facts"]))]

@@ -8,6 +8,7 @@ does not resolve inside a scanned root is a 404 too; a run folder's problems are
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -50,6 +51,22 @@ def run_url(entry: Entry, view: str = "view", **query: Any) -> str:
     url = f"/runs/{view}/{quote(entry.label)}/{quote(entry.rel, safe='/')}"
     params = {k: v for k, v in query.items() if v not in (None, "")}
     return f"{url}?{urlencode(params)}" if params else url
+
+
+@dataclass(frozen=True)
+class SamplesQuery:
+    """The samples page's query: the filter (text, reward name and range, correct or not), the page and its size."""
+
+    q: Text = ""
+    reward: Name = ""
+    low: Annotated[float | None, Query(ge=-1e9, le=1e9)] = None
+    high: Annotated[float | None, Query(ge=-1e9, le=1e9)] = None
+    correct: Annotated[str, Query(pattern=r"^(yes|no)?$")] = ""
+    page_no: Annotated[int, Query(alias="page", ge=1, le=10_000_000)] = 1
+    size: Annotated[int, Query(ge=1, le=200)] = PAGE_SIZE
+
+    def filter(self) -> Filter:
+        return Filter(q=self.q, reward=self.reward, low=self.low, high=self.high, correct=self.correct)
 
 
 def make_router(viewer: RunViewer) -> APIRouter:
@@ -98,22 +115,17 @@ def make_router(viewer: RunViewer) -> APIRouter:
 
     @router.get("/runs/samples/{label}/{rel:path}")
     def samples_page(
-        request: Request, _: Admin, label: str, rel: str, q: Text = "", reward: Name = "",
-        low: Annotated[float | None, Query(ge=-1e9, le=1e9)] = None,
-        high: Annotated[float | None, Query(ge=-1e9, le=1e9)] = None,
-        correct: Annotated[str, Query(pattern=r"^(yes|no)?$")] = "",
-        page_no: Annotated[int, Query(alias="page", ge=1, le=10_000_000)] = 1,
-        size: Annotated[int, Query(ge=1, le=200)] = PAGE_SIZE,
+        request: Request, _: Admin, label: str, rel: str, asked: Annotated[SamplesQuery, Depends()]
     ) -> Response:
         entry = entry_or_404(label, rel)
-        flt = Filter(q=q, reward=reward, low=low, high=high, correct=correct)
-        query = {"q": q, "reward": reward, "low": low, "high": high, "correct": correct,
-                 "size": size if size != PAGE_SIZE else None}
+        flt = asked.filter()
+        query = {"q": asked.q, "reward": asked.reward, "low": asked.low, "high": asked.high, "correct": asked.correct,
+                 "size": asked.size if asked.size != PAGE_SIZE else None}
         if entry.kind in ("training", "sft"):
-            data = viewer.completions(entry, flt, page_no, size)
+            data = viewer.completions(entry, flt, asked.page_no, asked.size)
             return page(request, "run_samples.html", {**data, "flt": flt, "query": query})
         if entry.kind == "evaluation":
-            data = viewer.eval_samples(entry, flt, page_no, size)
+            data = viewer.eval_samples(entry, flt, asked.page_no, asked.size)
             return page(request, "run_eval_samples.html", {**data, "flt": flt, "query": query})
         raise HTTPException(404, "no such run")
 

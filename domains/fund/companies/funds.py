@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.data import load_meta
 from evaluator.domains.fund.types import DataError
 
 COLUMNS = (
@@ -130,8 +131,6 @@ def _text(values: pd.Series) -> pd.Series:
 
 def apply_meta(funds: Funds, meta_path: str | os.PathLike[str]) -> list[str]:
     """``--meta``: its 설정원본 (else 순자산), 운용사 and 대표펀드코드 replace the reports' values where it has them."""
-    from evaluator.domains.fund.data import load_meta
-
     meta, warnings, info = load_meta(meta_path)
     frame = funds.frame
     codes = frame["fund_code"]

@@ -24,6 +24,7 @@ from evaluator.core.outputs import (
 )
 from evaluator.domains.fund.companies.document import build_companies, report_ko
 from evaluator.domains.fund.companies.funds import apply_meta, read_funds
+from evaluator.domains.fund.companies.plot import PNG, draw_companies
 from evaluator.domains.fund.companies.qualitative import read_qualitative
 from evaluator.domains.fund.companies.rating import rate_companies
 from evaluator.domains.fund.companies.rule import company_rule
@@ -88,8 +89,6 @@ def write_companies(
     doc: dict[str, Any], out_dir: str | os.PathLike[str], *, force: bool = False, plot: bool = True
 ) -> Written:
     """Write ``companies.json``, one Korean report per company and (unless ``plot`` is False) the plot."""
-    from evaluator.domains.fund.companies.plot import PNG, draw_companies
-
     final = Path(out_dir)
     with replacing_dir(final, force=force, owned=(COMPANIES_JSON, REPORTS, PNG)) as folder:  # swapped in whole
         names = report_names([c["company"] for c in doc["companies"]])

@@ -23,8 +23,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.readers import BLANKS, EXCEL_SUFFIXES, canonical, decode, parse_dates
-from evaluator.domains.fund.data.rows import add_issue
+from evaluator.domains.fund.data.readers import (
+    BLANKS,
+    EXCEL_SUFFIXES,
+    canonical,
+    column_units,
+    decode,
+    parse_dates,
+    rename_known,
+)
+from evaluator.domains.fund.data.rows import ADJUSTMENT_COLUMNS, add_issue, apply_units, meta_from_rows
 
 ALL_BLANK = "기준가격이 모두 비어 있습니다 (값이 있는 기준일이 없습니다)"
 """The general path's reason for a fund column without a single price (kept word for word)."""
@@ -135,9 +143,6 @@ def read_long_csv(
     유형, each once, no adjustment columns), every price a number, every code non-empty, every date
     readable, and each fund's dates strictly rising in file order. Anything else is the general path's.
     """
-    from evaluator.domains.fund.data.readers import rename_known
-    from evaluator.domains.fund.data.rows import ADJUSTMENT_COLUMNS, apply_units, meta_from_rows
-
     head = _csv_head(path)
     if head is None:
         return None
@@ -208,6 +213,4 @@ def _each_fund_rising(code_id: np.ndarray, day_id: np.ndarray, funds: int) -> bo
 
 def units_of(header: list[str], frame: pd.DataFrame) -> dict[str, tuple[str, str, float]]:
     """The money columns' header units, read as the general path reads them (from the header alone)."""
-    from evaluator.domains.fund.data.readers import column_units
-
     return column_units(frame.iloc[:0][list(header)])

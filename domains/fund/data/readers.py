@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.domains.fund.data import spreadsheets as ss
 from evaluator.domains.fund.types import DataError
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -167,8 +168,6 @@ def _no_header(p: Path, what: str) -> DataError:
 
 
 def _read_excel(p: Path, what: str, sheet: str | None) -> tuple[pd.DataFrame, str]:
-    import evaluator.domains.fund.data.spreadsheets as ss
-
     raw = p.read_bytes()
     kind = ss.kind_of(raw)
     try:

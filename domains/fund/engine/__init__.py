@@ -11,6 +11,7 @@ What other rooms, the pack's top level and the application may use; the modules 
 from evaluator.domains.fund.engine.calendar import market_calendar, sample
 from evaluator.domains.fund.engine.checks import FundFlags, check_matrix
 from evaluator.domains.fund.engine.engine import evaluate_universe
+from evaluator.domains.fund.engine.engine_inputs import EngineInputs
 from evaluator.domains.fund.engine.evaluate import evaluate_loaded
 from evaluator.domains.fund.engine.inputs import (
     benchmark_matrix,
@@ -60,6 +61,7 @@ __all__ = [
     "MODES",
     "PARAMETERS",
     "WINDOW_MONTHS",
+    "EngineInputs",
     "EngineParameters",
     "Evaluation",
     "Events",

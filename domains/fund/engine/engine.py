@@ -24,6 +24,7 @@ import pandas as pd
 from evaluator.domains.fund.data import INFERRED
 from evaluator.domains.fund.engine.checks import FundFlags, Lifespan, check_matrix
 from evaluator.domains.fund.engine.eligibility import Covers, eligibility, gate_peer_groups, period_weights
+from evaluator.domains.fund.engine.engine_inputs import EngineInputs
 from evaluator.domains.fund.engine.grading import provisional_grades, score_per_type, with_provisional
 from evaluator.domains.fund.engine.inputs import (
     benchmark_matrix,
@@ -37,7 +38,6 @@ from evaluator.domains.fund.engine.inputs import (
     set_amounts,
 )
 from evaluator.domains.fund.engine.metrics import (
-    KnownMetrics,
     Market,
     metrics_for,
     row_on_or_before,
@@ -56,11 +56,11 @@ from evaluator.domains.fund.engine.results import (
 from evaluator.domains.fund.engine.scoring import class_counts, family_codes, peer_context
 from evaluator.domains.fund.engine.series_ends import EndTypos, end_prices, find_end_typos, flag_end_typos
 from evaluator.domains.fund.rubric import default_rubric
-from evaluator.domains.fund.types import ERROR, NOT_RATED, OK, Adjustments, DataError
+from evaluator.domains.fund.types import ERROR, NOT_RATED, OK, DataError
 from evaluator.methodology.rubric import PERIODS, criteria_for
 from evaluator.methodology.rubric_scale import provisional_label
 
-__all__ = ["ERROR", "NOT_RATED", "OK", "Evaluation", "FundResult", "evaluate_universe"]
+__all__ = ["ERROR", "NOT_RATED", "OK", "EngineInputs", "Evaluation", "FundResult", "evaluate_universe"]
 
 _TEXT_COLUMNS = ("fund_name", "company", "type")
 
@@ -70,28 +70,19 @@ def evaluate_universe(
     meta: pd.DataFrame | None = None,
     rubric: Mapping[str, Any] | None = None,
     *,
-    benchmark: pd.Series | pd.DataFrame | None = None,
-    risk_free: float | pd.Series = 0.0,
-    as_of: dt.date | None = None,
-    issues: Mapping[str, Sequence[str]] | None = None,
-    adjustments: Adjustments | None = None,
-    calendar: pd.DatetimeIndex | None = None,
-    allow_unadjusted: bool = False,
-    known_metrics: KnownMetrics | None = None,
-    outliers: str = "error",
+    inputs: EngineInputs | None = None,
+    **fields: Any,
 ) -> Evaluation:
     """Rate every fund in ``navs`` (dates × fund codes, NaN where a fund has no NAV).
 
     ``meta``: indexed by fund code, columns ``fund_name``, ``company``, ``type`` (유형), ``set_amount``
-    (설정액) or ``net_assets``, and optional qualitative scores named by criterion id or name.
-    ``benchmark``: index levels, one Series for all funds or a DataFrame with one column per 유형.
-    ``risk_free``: a constant annual rate or a Series of annual rates by date. ``as_of``: the evaluation
-    date (default: the last NAV date). ``issues``: data problems a loader found per fund (duplicate
-    dates, …); those funds get status ``error``. ``known_metrics``: window metrics a grade history already
-    measured for this date (see :class:`KnownMetrics`). ``outliers``: what a NAV typo
-    (:mod:`~evaluator.domains.fund.engine.outliers`) does: ``error`` (default), ``repair`` (read as
-    missing) or ``keep`` (graded, with a warning).
+    (설정액) or ``net_assets``, and optional qualitative scores named by criterion id or name. ``inputs``: the
+    benchmark, risk-free rate, as-of date and the rest (:class:`EngineInputs`); keywords named like its fields
+    (``benchmark=…``, ``as_of=…``) set them one by one on top, and any other keyword is refused.
     """
+    given = replace(inputs or EngineInputs(), **fields)
+    benchmark, risk_free, as_of, issues = given.benchmark, given.risk_free, given.as_of, given.issues
+    outliers, allow_unadjusted, known_metrics = given.outliers, given.allow_unadjusted, given.known_metrics
     rubric = dict(rubric) if rubric is not None else default_rubric()
     _check_navs(navs, issues)
     issues = issues or {}
@@ -109,7 +100,7 @@ def evaluate_universe(
     groups = np.array([t if t is not None else "" for t in types], dtype=object)
     matrix = known_metrics.nav if known_metrics is not None and known_metrics.codes == codes else None
     prepared = prepare(
-        navs, codes, as_of_ts, flags, benchmark=benchmark, adjustments=adjustments, calendar=calendar,
+        navs, codes, as_of_ts, flags, benchmark=benchmark, adjustments=given.adjustments, calendar=given.calendar,
         groups=groups, matrix=matrix,
     )  # fmt: skip
     dates = prepared.dates
@@ -129,7 +120,7 @@ def evaluate_universe(
     history = np.where(span.has_any, (as_of_ts - dates[first_dates]).days / 365.25, np.nan)
     covers = _covers(dates, as_of_ts, span)
     graded = _grade(
-        rubric, metrics, meta, codes, types, groups, amounts, covers, history, flags, errored, qualitative
+        _ToGrade(rubric, metrics, meta, codes, types, groups, amounts, covers, history, flags, errored, qualitative)
     )
     labels = {int(b["grade"]): str(b["label"]) for b in rubric["grade_bands"]}
     arrays = BatchArrays(
@@ -263,21 +254,33 @@ class _Graded:
     young: np.ndarray | None
 
 
-def _grade(
-    rubric: dict[str, Any],
-    metrics: Mapping[str, Mapping[str, np.ndarray]],
-    meta: pd.DataFrame,
-    codes: list[str],
-    types: np.ndarray,
-    groups: np.ndarray,
-    amounts: np.ndarray,
-    covers: Covers,
-    history: np.ndarray,
-    flags: FundFlags,
-    errored: np.ndarray,
-    qualitative: Mapping[str, np.ndarray],
-) -> _Graded:
+@dataclass(frozen=True)
+class _ToGrade:
+    """What grading reads: the rubric, the window metrics and, per fund, its code, 유형, peer group, 설정액, the
+    windows its history covers, its years of history, its flags (``errored``: refused), qualitative scores."""
+
+    rubric: dict[str, Any]
+    metrics: Mapping[str, Mapping[str, np.ndarray]]
+    meta: pd.DataFrame
+    codes: list[str]
+    types: np.ndarray
+    groups: np.ndarray
+    amounts: np.ndarray
+    covers: Covers
+    history: np.ndarray
+    flags: FundFlags
+    errored: np.ndarray
+    qualitative: Mapping[str, np.ndarray]
+
+
+def _grade(given: _ToGrade) -> _Graded:
     """Who is rated, their scores and grades per peer group, and the provisional grades of young funds."""
+    rubric, metrics, meta, codes, types, groups = (
+        given.rubric, given.metrics, given.meta, given.codes, given.types, given.groups
+    )  # fmt: skip
+    amounts, covers, history, flags, errored, qualitative = (
+        given.amounts, given.covers, given.history, given.flags, given.errored, given.qualitative
+    )  # fmt: skip
     skipped_before = np.zeros(len(codes), dtype=bool)
     skipped_before[list(flags.not_rated)] = True  # stale and the like: no grade of any kind
     passes, short = eligibility(rubric, types, amounts, covers, history, flags)

@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluator.domains.fund.data import Universe
 from evaluator.domains.fund.engine.engine import evaluate_universe
+from evaluator.domains.fund.engine.engine_inputs import EngineInputs
 from evaluator.domains.fund.engine.metrics import KnownMetrics
 from evaluator.domains.fund.engine.results import Evaluation
 
@@ -29,10 +30,7 @@ def evaluate_loaded(
     """Rate every fund of ``universe`` with everything the loader read (adjustments, calendar, issues).
 
     ``outliers``: ``error`` (default), ``repair`` or ``keep`` for NAV typos (see ``outliers.py``)."""
-    evaluation = evaluate_universe(
-        universe.navs,
-        universe.meta,
-        rubric,
+    inputs = EngineInputs(
         benchmark=universe.benchmark,
         risk_free=universe.risk_free,
         as_of=as_of,
@@ -40,8 +38,9 @@ def evaluate_loaded(
         adjustments=universe.adjustments,
         calendar=universe.calendar,
         allow_unadjusted=allow_unadjusted,
-        outliers=outliers,
         known_metrics=known_metrics,
+        outliers=outliers,
     )
+    evaluation = evaluate_universe(universe.navs, universe.meta, rubric, inputs=inputs)
     evaluation.inputs["sources"] = universe.sources
     return evaluation

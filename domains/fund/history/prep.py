@@ -57,7 +57,7 @@ from evaluator.domains.fund.engine import (
 )
 from evaluator.domains.fund.history.flags import DateFlags
 from evaluator.domains.fund.history.resets import ResetScreen
-from evaluator.methodology.rubric import eligibility_for, peer_groups_of
+from evaluator.methodology.rubric import PERIODS, eligibility_for, peer_groups_of
 
 FILL_LIMIT, MAX_GAP_DAYS = PARAMETERS.fill_limit, PARAMETERS.max_gap_days  # the engine's own limits
 
@@ -386,8 +386,6 @@ class CrossDate:
         return out & ~errored
 
     def _weights(self, e: int) -> np.ndarray:
-        from evaluator.methodology.rubric import PERIODS
-
         names = list(PERIODS)
         out = np.zeros((len(self.codes), len(names)))
         for rule in self.rubric["period_weights"]:

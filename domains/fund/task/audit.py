@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.domains.fund.task.answer import read_answer
+from evaluator.domains.fund.task.dataset import load_rows
 from evaluator.domains.fund.task.reasoning import ZERO_FIGURES, reasoning_breakdown
 from evaluator.domains.fund.task.rewards import REWARD_NAMES, load_facts
 
@@ -111,8 +112,6 @@ def audit_rows(records: list[Mapping[str, Any]], rows_by_code: Mapping[str, Mapp
 
 def audit_completions(path: Path, source: str | None) -> list[dict[str, Any]]:
     """``audit_rows`` of a run's ``completions.jsonl``, the funds looked up in the task data ``source``."""
-    from evaluator.domains.fund.task.dataset import load_rows
-
     if not path.exists():
         return []
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -25,9 +25,13 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from evaluator.domains.base import PackError
-from evaluator.domains.fund.engine import Evaluation
+from evaluator.domains.fund.data import load_universe, parse_as_of, sample_universe
+from evaluator.domains.fund.engine import Evaluation, evaluate_loaded
+from evaluator.domains.fund.rubric import resolve_rubric
 from evaluator.domains.fund.task.facts import facts_json, universe_facts
 from evaluator.domains.fund.task.prompts import build_messages
+from evaluator.domains.fund.types import DataError
+from evaluator.methodology.rubric import RubricError
 
 SPLITS = ("train", "test", "all")
 TRAIN_SHARE = 80
@@ -85,12 +89,6 @@ def _int_option(source: Source, name: str, default: int) -> int:
 
 def load_evaluation(source: Source) -> Evaluation:
     """Run the engine on the source's universe (DataError/RubricError become PackError)."""
-    from evaluator.domains.fund.data import load_universe, parse_as_of, sample_universe
-    from evaluator.domains.fund.engine import evaluate_loaded
-    from evaluator.domains.fund.rubric import resolve_rubric
-    from evaluator.domains.fund.types import DataError
-    from evaluator.methodology.rubric import RubricError
-
     try:
         rubric = resolve_rubric(source.option("rubric"))
         risk_free = source.option("risk_free", "0") or "0"
