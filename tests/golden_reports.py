@@ -1,7 +1,7 @@
 """Golden evaluation reports: fixed gsm8k and fund completions scored, to prove a refactor keeps every number.
 
 ``python tests/golden_reports.py --write`` (from the checkout) records ``tests/golden/*.json`` with the code as it
-is; ``tests/test_golden_reports.py`` rebuilds the same reports and requires every value the golden file holds to
+is; ``tests/fund/test_golden_reports.py`` rebuilds the same reports and requires every value the golden file holds to
 be unchanged (new keys may be added; only timestamps, timings, the version and the schema number may move).
 """
 

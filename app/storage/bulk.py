@@ -5,7 +5,7 @@ parameters; a Core ``INSERT`` with the rows as one ``executemany`` skips that, a
 ``COPY … FROM STDIN`` through psycopg 3 sends the rows as one stream instead of statements. Every value
 goes through the column type's own bind processing first (a JSON column's serialiser; a Python ``None``
 in a JSON column is JSON ``null``, as SQLAlchemy stores it) and the driver's own adapters, so the rows
-are the same whichever way they went in (``tests/test_storage_bulk.py`` compares them column by column).
+are the same whichever way they went in (``tests/web/test_storage_bulk.py`` compares them column by column).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from evaluator.domains.fund.history import metrics as history_metrics
 from evaluator.domains.fund.history import prep as history_prep
 from evaluator.domains.fund.history import resets as history_resets
 
-FUND = Path(__file__).resolve().parents[1] / "domains" / "fund"
+FUND = Path(__file__).resolve().parents[2] / "domains" / "fund"
 NAMES = {
     "TRADING_DAYS": "trading_days", "MRAR_GAMMA": "mrar_gamma", "FILL_LIMIT": "fill_limit",
     "MAX_GAP_DAYS": "max_gap_days", "MIN_DROP": "reset_min_drop", "Z_DROP": "reset_z_drop",

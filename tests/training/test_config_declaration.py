@@ -25,7 +25,7 @@ from evaluator.training.config import (
 from evaluator.training.config.help import config_table
 from evaluator.training.memory.plan import PLAN_FIELDS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIELDS = [f.name for f in dataclasses.fields(TrainConfig)]
 
 

@@ -15,7 +15,7 @@ import pytest
 from evaluator.app import docs_reference
 from evaluator.training.config.help import field_help
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 REGENERATE = f"run `{docs_reference.REGENERATE}` from the repository root"
 

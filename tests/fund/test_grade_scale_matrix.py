@@ -144,7 +144,7 @@ def test_history_and_backtest_read_the_scale_best_first(path: Path_) -> None:
     from evaluator.core.schemas import schema_problems
     from evaluator.domains.fund.history.backtest_plot import excess_figure
 
-    schema = json.loads(Path(__file__).parents[1].joinpath("domains/fund/history/backtest.schema.json").read_text())
+    schema = json.loads(Path(__file__).parents[2].joinpath("domains/fund/history/backtest.schema.json").read_text())
     assert schema_problems(doc, schema) == []
     from evaluator.core.plotting import style
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import setuptools
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TOP = ("app", "core", "models", "methodology", "domains", "training", "evaluation")
 
 

@@ -205,7 +205,7 @@ def test_bad_folders_flags_and_rubrics(batch_dir: Path, tmp_path: Path) -> None:
     inside = _run(*base, batch_dir, "--experts", tmp_path / "e.csv", "--out", batch_dir)
     assert inside.exit_code == 2 and "its own folder" in _said(inside)
     rubric = json.loads(
-        (Path(__file__).parents[1] / "domains" / "fund" / "rubric.json").read_text(encoding="utf-8")
+        (Path(__file__).parents[2] / "domains" / "fund" / "rubric.json").read_text(encoding="utf-8")
     )
     rubric["version"] = "2099.9"
     (tmp_path / "r.json").write_text(json.dumps(rubric, ensure_ascii=False), encoding="utf-8")

@@ -84,7 +84,7 @@ def test_plot_reads_a_version_1_report_and_draws_declared_metrics(tmp_path: Path
     from evaluator.evaluation.plots import plot_dir
     from evaluator.evaluation.plots_eval import measures
 
-    v1 = json.loads((Path(__file__).parent / "golden" / "gsm8k_score.json").read_text(encoding="utf-8"))
+    v1 = json.loads((Path(__file__).parents[1] / "golden" / "gsm8k_score.json").read_text(encoding="utf-8"))
     assert v1["schema_version"] == 1
     run = tmp_path / "run"
     run.mkdir()

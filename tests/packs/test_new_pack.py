@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FLOORS = ("app", "core", "models", "methodology", "domains", "training", "evaluation")
 
 PACK_FILES = {
@@ -111,8 +111,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("setup.py", "pyproject.toml", "__init__.py"):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, src / name)
-    (src / "tests").mkdir()
-    shutil.copy2(REPO / "tests" / "test_layers.py", src / "tests" / "test_layers.py")
+    (src / "tests" / "project").mkdir(parents=True)
+    shutil.copy2(REPO / "tests" / "project" / "test_layers.py", src / "tests" / "project" / "test_layers.py")
     pack = src / "domains" / "parrot"
     pack.mkdir()
     for name, text in PACK_FILES.items():
@@ -203,10 +203,10 @@ def test_the_command_line_lists_mounts_and_scores_the_new_pack(tree: Path, tmp_p
 
 
 def test_the_layering_tests_cover_the_new_pack_on_the_copy(tree: Path) -> None:
-    done = run(tree, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layers.py", cwd=tree / "src")
+    done = run(tree, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/project/test_layers.py", cwd=tree / "src")
     assert done.returncode == 0, done.stdout[-3000:]
     probe = (
-        "import sys; sys.path.insert(0, 'tests'); import test_layers; print('parrot' in test_layers.PACKS)"
+        "import sys; sys.path.insert(0, 'tests/project'); import test_layers; print('parrot' in test_layers.PACKS)"
     )
     assert run(tree, "-c", probe, cwd=tree / "src").stdout.strip() == "True"
 
@@ -216,7 +216,7 @@ def test_the_layering_tests_catch_the_new_pack_named_in_generic_code(tree: Path,
     bad = tmp_path / "bad"
     shutil.copytree(tree / "src", bad, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     (bad / "training" / "parrot_hook.py").write_text('PACK = "parrot"\n', encoding="utf-8")
-    only = "tests/test_layers.py::test_training_and_evaluation_name_no_pack_in_code"
+    only = "tests/project/test_layers.py::test_training_and_evaluation_name_no_pack_in_code"
     done = run(tree, "-m", "pytest", "-q", "-p", "no:cacheprovider", only, cwd=bad)
     assert done.returncode != 0
     assert "parrot_hook.py" in done.stdout

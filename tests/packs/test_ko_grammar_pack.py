@@ -195,7 +195,7 @@ def test_score_and_compare_iterate_over_declared_metrics(tmp_path: Path) -> None
 
 
 def test_compare_still_reads_version_1_reports() -> None:
-    golden = Path(__file__).parent / "golden" / "gsm8k_score.json"
+    golden = Path(__file__).parents[1] / "golden" / "gsm8k_score.json"
     v1 = json.loads(golden.read_text(encoding="utf-8"))
     assert v1["schema_version"] == 1 and "metrics" not in v1
     flipped = json.loads(json.dumps(v1))

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TOPS = ("core", "methodology", "domains", "models", "training", "evaluation", "app")
 LAZY_EDGE = ("app/cli.py", "app/commands/")
 """The command-line edge: a command imports what it runs only when it runs, so ``--help`` stays fast."""

@@ -16,7 +16,7 @@ import re
 import tokenize
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAYER = {"core": 0, "methodology": 1, "domains": 2, "models": 3, "training": 4, "evaluation": 4, "app": 5}
 SIBLINGS = {"training": "evaluation", "evaluation": "training"}
 GENERIC = ("models", "training", "evaluation")
@@ -300,9 +300,9 @@ def test_only_the_registry_and_package_list_name_ko_grammar() -> None:
             continue
         if ".egg-info/" in rel or rel.startswith(("build/", ".venv/")):
             continue
-        if rel.startswith((".", "domains/ko_grammar/", "tests/test_ko_grammar")) or "/." in rel or "__pycache__" in rel:
+        if rel.startswith((".", "domains/ko_grammar/", "tests/packs/test_ko_grammar")) or "/." in rel or "__pycache__" in rel:
             continue
-        if rel in ALLOWED_KO_GRAMMAR or rel == "tests/test_layers.py":
+        if rel in ALLOWED_KO_GRAMMAR or rel == "tests/project/test_layers.py":
             continue
         if KO_GRAMMAR.search(path.read_text(encoding="utf-8", errors="replace")):
             hits.append(rel)

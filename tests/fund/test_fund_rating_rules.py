@@ -275,7 +275,7 @@ def test_star_scale_end_to_end_ingest_evaluate_report_agreement_reward(tmp_path:
     from sklearn.metrics import cohen_kappa_score
     from typer.testing import CliRunner
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))
     from methodology_docs_rules import star_table
 
     from evaluator.app.cli import app

@@ -31,7 +31,7 @@ def test_trainer_and_harness_never_import_a_pack() -> None:
     """Floors: training/ and evaluation/ receive packs from the registry, never by import."""
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     for folder in ("training", "evaluation"):
         for path in (repo / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TOPS = ("core", "methodology", "domains", "models", "training", "evaluation", "app")
 MOST = 10
 
