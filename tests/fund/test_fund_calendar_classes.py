@@ -123,6 +123,31 @@ def test_an_eight_class_portfolio_takes_one_portfolio_worth_of_the_scale() -> No
     assert assign_grades(plain, default_rubric())[9] == 2
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_fractional_class_weights_never_put_a_fund_past_100_percent(seed: int) -> None:
+    """Weights 1/k summed in another order than the total can land the last fund at 100.00000000000003;
+    the report schema refuses that and a batch holding it could not be stored."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    weight = 1.0 / rng.integers(1, 9, n)
+    score = rng.normal(size=n)
+    groups = rng.choice(np.array(["a", "b"], dtype=object), n)
+    top, _ = weighted_top_percent(score, groups, np.ones(n, dtype=bool), weight)
+    assert np.nanmax(top) <= 100.0 and np.nanmin(top) > 0.0
+    for g in ("a", "b"):
+        inside = groups == g
+        if inside.any():
+            np.testing.assert_allclose(top[inside], _independent_top(score[inside], weight[inside]), rtol=1e-12)
+            assert top[inside][np.argmin(score[inside])] == pytest.approx(100.0, abs=1e-9)  # the worst: the bottom
+
+
+def test_weights_that_once_summed_past_the_total_give_exactly_100() -> None:
+    weight = 1.0 / np.array([7.0, 4.0, 3.0, 5.0])
+    top, _ = weighted_top_percent(np.array([4.0, 3.0, 2.0, 1.0]), np.full(4, "a", dtype=object),
+                                  np.ones(4, dtype=bool), weight)
+    assert top[-1] == 100.0
+
+
 def test_unit_weights_reproduce_the_unweighted_rule_with_ties() -> None:
     rng = np.random.default_rng(9)
     score = rng.integers(0, 20, 300).astype(float)

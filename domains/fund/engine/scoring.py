@@ -182,7 +182,9 @@ def weighted_top_percent(
     above = by_group["w"].cumsum() - frame["w"]
     frame["above"] = above.groupby([frame["g"], frame["v"]], sort=False).transform("min")
     total = by_group["w"].transform("sum")
-    frame["top"] = (frame["above"] + frame["w"]) / total * 100.0
+    # the last fund's (above + own) equals the group total only up to rounding of fractional class weights:
+    # a share is at most 100 %, never 100.00000000000003 (which the report schema rightly refuses)
+    frame["top"] = np.minimum((frame["above"] + frame["w"]) / total * 100.0, 100.0)
     top[frame.index.to_numpy()] = frame["top"].to_numpy()
     size[frame.index.to_numpy()] = by_group["w"].transform("size").to_numpy()
     return top, size
