@@ -8,7 +8,7 @@ bit-for-bit equal to evaluating each of its dates on its own.
 What other rooms, the pack's top level and the application may use; the modules inside are this room's own.
 """
 
-from evaluator.domains.fund.engine.calendar import market_calendar, sample
+from evaluator.domains.fund.engine.calendar import MajorityByRow, market_calendar, sample
 from evaluator.domains.fund.engine.checks import FundFlags, check_matrix
 from evaluator.domains.fund.engine.engine import evaluate_universe
 from evaluator.domains.fund.engine.engine_inputs import EngineInputs
@@ -68,6 +68,7 @@ __all__ = [
     "FundFlags",
     "FundResult",
     "KnownMetrics",
+    "MajorityByRow",
     "Market",
     "align_distributions",
     "apply_distributions",

@@ -29,6 +29,7 @@ from evaluator.domains.fund.engine import (
     PARAMETERS,
     Events,
     FundFlags,
+    MajorityByRow,
     align_distributions,
     apply_distributions,
     benchmark_matrix,
@@ -122,6 +123,7 @@ class CrossDate:
         self.nav_dates = pd.DatetimeIndex(frame.index)
         self.raw = fund_matrix(frame, self.codes)  # row-major, as the engine builds it
         self.calendar_file = universe.calendar
+        self.majority = MajorityByRow(np.isfinite(self.raw), self.nav_dates)  # every date's calendar, one pass
         self.adjustments = universe.adjustments
         self.benchmark = universe.benchmark
         self.cal, _ = self._calendar(len(self.nav_dates) - 1)
@@ -176,7 +178,7 @@ class CrossDate:
 
     def _calendar(self, k: int) -> tuple[pd.DatetimeIndex, str]:
         dates = self.nav_dates[: k + 1]
-        cal, rule = market_calendar(self.raw[: k + 1], dates, self.calendar_file)
+        cal, rule = market_calendar(self.raw[: k + 1], dates, self.calendar_file, self.majority.upto(k))
         if len(cal) == 0:
             cal, rule = dates, "union"
         return cal, rule
