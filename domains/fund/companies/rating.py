@@ -17,7 +17,8 @@ Conventions (also in ``domains/fund/README.md``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,13 @@ class Ratings:
     reasons: list[list[str]]
     fund_weight: np.ndarray
     excluded: list[str | None]
-    by_type: dict[str, list[dict[str, Any]]]
+    _types: tuple[pd.DataFrame, pd.DataFrame] = field(repr=False)
+
+    @cached_property
+    def by_type(self) -> dict[str, list[dict[str, Any]]]:
+        """Per company its 유형 rows (see :func:`_by_type`), worked out when a report asks: a grade history
+        rates every company at every date and reads none of them."""
+        return _by_type(*self._types)
 
 
 def _exclusions(f: pd.DataFrame, rule: CompanyRule) -> tuple[np.ndarray, list[str | None]]:
@@ -127,7 +134,7 @@ def rate_companies(funds: pd.DataFrame, rule: CompanyRule, qualitative: Qualitat
         reasons=reasons,
         fund_weight=weight,
         excluded=excluded,
-        by_type=_by_type(c.assign(type=f["type"][counted]), port),
+        _types=(c.assign(type=f["type"][counted]), port),
     )
 
 
