@@ -39,6 +39,7 @@ NEEDED = [
     "datasets==5.2.0",
     "math-verify==0.9.0",
     "jsonschema==4.26.0",
+    "jsonschema-rs==0.60.3",  # core/schemas.py validates with it (the training path checks rubrics and configs)
     "openpyxl",
     "xlrd",
     "typer",
@@ -47,7 +48,7 @@ NEEDED = [
     "pandas",
 ]
 # Installed by name on the device (their dependencies come from the bundle or the image).
-TOP_LEVEL = ["trl", "datasets", "math-verify", "jsonschema", "openpyxl", "xlrd", "typer", "rich"]
+TOP_LEVEL = ["trl", "datasets", "math-verify", "jsonschema", "jsonschema-rs", "openpyxl", "xlrd", "typer", "rich"]
 # The CLI's own packages come with the image's transformers; bundled anyway (5 MiB) in case the image lacks them.
 # The install script adds these, and pandas, only where the image cannot import them.
 ALWAYS = {"typer", "rich", "click", "shellingham", "annotated-doc", "pygments", "markdown-it-py", "mdurl",
