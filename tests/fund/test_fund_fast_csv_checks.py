@@ -3,6 +3,8 @@ line when the body is ASCII, and each fund's date order checked in place when it
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -21,15 +23,29 @@ RAWS = [
 
 
 @pytest.mark.parametrize("raw", RAWS, ids=range(len(RAWS)))
-def test_encoding_is_the_general_readers(raw: bytes) -> None:
+def test_encoding_is_the_general_readers(raw: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "nav.csv"
+    path.write_bytes(raw)
     try:
         expected = decode(raw, "DATA x")[1]
     except DataError as exc:
         with pytest.raises(DataError) as got:
-            _encoding(raw, "DATA x")
+            _encoding(path, "DATA x")
         assert str(got.value) == str(exc)
     else:
-        assert _encoding(raw, "DATA x") == expected
+        encoding, first = _encoding(path, "DATA x")
+        assert encoding == expected
+        assert first == raw.split(b"\n")[0]
+
+
+def test_encoding_reads_a_body_longer_than_one_slice(tmp_path: Path) -> None:
+    """The body is checked slice by slice: a Korean byte in a later slice still sends the file to the
+    whole-file decision."""
+    body = b"2025-01-02,KR1,1000.5\n" * 400_000  # ~9 MB: more than one 8 MiB slice
+    for tail, expected in ((b"", "utf-8"), ("2025-01-03,한글,1\n".encode("cp949"), "cp949")):
+        path = tmp_path / "nav.csv"
+        path.write_bytes(b"date,code,nav\n" + body + tail)  # an ASCII first line would say utf-8 alone
+        assert _encoding(path, "DATA x")[0] == expected
 
 
 def _reference(code_id: np.ndarray, day_id: np.ndarray) -> bool:
