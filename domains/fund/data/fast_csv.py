@@ -149,7 +149,8 @@ def read_wide_csv(
     order = np.argsort(np.asarray(names, dtype=object)[has_price], kind="stable")
     kept = np.flatnonzero(has_price)[order]
     navs = pd.DataFrame(
-        values[np.ix_(keep_rows, kept)], index=pd.DatetimeIndex(dates[keep_rows].to_numpy(), name="date"),
+        values.T[np.ix_(kept, keep_rows)].T, copy=False,  # in the layout pandas' own copy would give (see below)
+        index=pd.DatetimeIndex(dates[keep_rows].to_numpy(), name="date"),
         columns=pd.Index([names[i] for i in kept], dtype=object).astype(str),  # the general path's label type
     )
     return navs, issues, len(frame), [str(c) for c in header], encoding
@@ -202,16 +203,21 @@ def read_long_csv(
     del code_of_row, date_of_row
     if not _each_fund_rising(code_id, day_id, len(names)):
         return None  # a repeated or earlier date within a fund: the general path names it
-    values = np.full((len(day_of_cat), len(names)), np.nan)
-    values[day_id, code_id] = nav  # every day and every fund occurs in some row: no empty row or column
+    by_fund = np.full((len(names), len(day_of_cat)), np.nan)
+    by_fund[code_id, day_id] = nav  # every day and every fund occurs in some row: no empty row or column
     navs = pd.DataFrame(
-        values, index=pd.DatetimeIndex(np.sort(day_of_cat.to_numpy()), name="date"),
+        by_fund.T, copy=False, index=pd.DatetimeIndex(np.sort(day_of_cat.to_numpy()), name="date"),
         columns=pd.Index(list(np.sort(names.to_numpy(dtype=object))), dtype=object).astype(str),
     )
     notes: list[str] = []
     meta = apply_units(meta_from_rows(row_meta) if row_meta is not None else
                        pd.DataFrame(index=pd.Index([], name="fund_code")), units_of(header), source, notes)
     return navs, meta, notes, rows, list(header), head.encoding
+
+
+# pandas keeps a float frame as one (funds × dates) C-ordered block: ``DataFrame(matrix)`` copies a
+# (dates × funds) matrix into that shape. Building the block itself and handing over its transpose without
+# a copy gives the very same layout (so every later reduction sums in the same order) and saves a 160 MB copy.
 
 
 def _ranks(keys: np.ndarray) -> np.ndarray:
