@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.domains.fund.data.fast_csv import csv_head, read_long_csv, read_wide_csv
+from evaluator.domains.fund.data.fast_csv import (
+    csv_head,
+    give_back_freed_memory,
+    read_long_csv,
+    read_wide_csv,
+)
 from evaluator.domains.fund.data.readers import (
     canonical,
     clean_text,
@@ -169,12 +174,14 @@ def load_navs_with_adjustments(
     path would; anything it cannot prove the same for is read the general way."""
     head = csv_head(path) if sheet is None and type_column is None else None
     fast = read_wide_csv(path, f"DATA {path}", head) if head is not None else None
+    fast_long = read_long_csv(path, f"DATA {path}", head) if head is not None and fast is None else None
+    if head is not None:
+        give_back_freed_memory()
     if fast is not None:
         navs, issues, rows, columns, encoding = fast
         empty = pd.DataFrame(index=pd.Index([], name="fund_code"))
         info = {"path": str(path), "layout": "wide", "encoding": encoding, "rows": rows, "columns": columns}
         return navs, issues, empty, [], info, None
-    fast_long = read_long_csv(path, f"DATA {path}", head) if head is not None else None
     if fast_long is not None:
         navs, row_meta, notes, rows, columns, encoding = fast_long
         info = {"path": str(path), "layout": "long", "encoding": encoding, "rows": rows, "columns": columns}
