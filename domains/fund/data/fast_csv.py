@@ -24,6 +24,7 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -116,7 +117,7 @@ def read_wide_csv(
     head = head or csv_head(path)
     if head is None:
         return None
-    source_path, encoding, header, known = head.path, head.encoding, head.header, head.known
+    header, known = head.header, head.known
     if known.count("date") != 1 or any(k is not None and k != "date" for k in known):
         return None  # a long layout, a title row above the header, or descriptive columns: the general path
     date_col = header[known.index("date")]
@@ -124,12 +125,8 @@ def read_wide_csv(
     names = [str(c).strip() for c in funds]
     if not funds or "" in names or len(set(names)) != len(names):
         return None
-    try:  # the file itself (bytes, not decoded text: pandas' C reader is twice as fast on them)
-        frame = pd.read_csv(
-            source_path, encoding=encoding, dtype={date_col: str}, keep_default_na=False,
-            na_values=NA_VALUES, skipinitialspace=True, engine="c",
-        )
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
+    frame = _read_csv(head, (date_col,), {}, NA_VALUES)
+    if frame is None:
         return None
     kinds = frame.dtypes.drop(date_col).map(lambda d: d.kind)
     if list(frame.columns) != header or not kinds.isin(("f", "i")).all():
@@ -155,7 +152,7 @@ def read_wide_csv(
         index=pd.DatetimeIndex(dates[keep_rows].to_numpy(), name="date"),
         columns=pd.Index([names[i] for i in kept], dtype=object).astype(str),  # the general path's label type
     )
-    return navs, issues, len(frame), [str(c) for c in header], encoding
+    return navs, issues, len(frame), [str(c) for c in header], head.encoding
 
 
 def read_long_csv(
@@ -245,25 +242,30 @@ def _ranks(keys: np.ndarray) -> np.ndarray:
 
 
 def _read_long_frame(head: CsvHead, date_col: str, code_col: str, nav_col: str) -> pd.DataFrame | None:
-    """The long file as pandas' C reader parses it: prices as floats, every other column as text.
+    """The long file as pandas' C reader parses it: prices as floats, every other column as text."""
+    described = {c: str for c in head.header if c not in (date_col, code_col, nav_col)}
+    return _read_csv(head, (date_col, code_col), {**described, nav_col: np.float64}, {nav_col: []})
 
-    The date and code columns are left for pandas to infer: on the usual file that is text, read ~4× faster
-    than with an explicit ``str`` dtype (pandas converts such columns a second time). A column inferred as
-    anything else (codes or dates written as bare digits) would have lost its text, so the file is read again
-    with ``str``. Descriptive columns are always read as ``str``."""
-    plain = {date_col, code_col, nav_col}
-    described = {c: str for c in head.header if c not in plain}
-    for texts in ({}, {date_col: str, code_col: str}):
+
+def _read_csv(head: CsvHead, texts: tuple[str, ...], dtypes: dict[str, Any], na_values: Any) -> pd.DataFrame | None:
+    """The file as pandas' C reader parses it (the bytes, not decoded text: twice as fast), with ``texts``
+    as text; None when pandas cannot read it (a price that is not a number, a ragged row …).
+
+    The ``texts`` columns (dates, codes) are left for pandas to infer: on the usual file that is text, read
+    2–4× faster than with an explicit ``str`` dtype (pandas converts such columns a second time, and the
+    whole read slows). A column inferred as anything else (dates or codes written as bare digits) would have
+    lost its text, so the file is then read again with ``str``."""
+    for forced in ({}, dict.fromkeys(texts, str)):
         try:
             frame = pd.read_csv(
-                head.path, encoding=head.encoding, dtype={**described, **texts, nav_col: np.float64},
-                keep_default_na=False, na_values={nav_col: []}, skipinitialspace=True, engine="c",
+                head.path, encoding=head.encoding, dtype={**dtypes, **forced}, keep_default_na=False,
+                na_values=na_values, skipinitialspace=True, engine="c",
             )
         except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
-            return None  # a price that is not a plain number (a blank, a typo, 1,234): the general path
+            return None
         if list(frame.columns) != head.header:
             return None
-        if all(pd.api.types.is_string_dtype(frame[c].dtype) for c in (date_col, code_col)):
+        if all(pd.api.types.is_string_dtype(frame[c].dtype) for c in texts):
             return frame
     return None
 
