@@ -21,7 +21,12 @@ days appear only when ticks are closer than a month, so two ticks never read the
 
 
 def _layout(**extra: Any) -> dict[str, Any]:
-    return {"font": FONT, "margin": {"l": 50, "r": 20, "t": 30, "b": 60}, "height": 320, **extra}
+    """A chart's layout; every axis grows its margin to fit its tick labels and title (``automargin``), so a
+    title never sits on the ticks and long 유형 names on a phone push the plot up instead of overlapping."""
+    layout = {"font": FONT, "margin": {"l": 50, "r": 20, "t": 30, "b": 60}, "height": 320, **extra}
+    for axis in ("xaxis", "yaxis", *(k for k in extra if k.startswith(("xaxis", "yaxis")))):
+        layout[axis] = {"automargin": True, **layout.get(axis, {})}
+    return layout
 
 
 def grade_columns(dist: dict[str, dict[str, int]], scale: GradeScale) -> list[dict[str, str]]:
@@ -121,7 +126,6 @@ def nav_chart(series: dict[str, Any]) -> dict[str, Any]:
                        "y": series["benchmark"], "line": {"color": "#888", "width": 1.5, "dash": "dot"}})
     layout = _layout(xaxis=DATE_AXIS, yaxis={"title": {"text": "지수 (시작일 = 100)"}}, hovermode="x unified",
                      legend={"orientation": "h", "y": -0.2})
-    layout["margin"] = {**layout["margin"], "l": 70}  # room for the axis title beside the tick labels
     return {"data": traces, "layout": layout}
 
 

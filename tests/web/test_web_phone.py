@@ -75,6 +75,37 @@ return document.fonts.ready.then(() => {
           width('NanumGothic, monospace', slash), width('monospace', slash)];
 });
 """
+# Chart text drawn on other chart text: an axis title on its tick labels, or two tick labels of one axis on
+# each other (crowded 유형 names on a phone).
+OVERLAP_JS = """
+const out = [];
+// Each text's box in its own (perhaps rotated) frame, as four corners on the screen.
+const quad = e => { const b = e.getBBox(), m = e.getScreenCTM();
+  return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+    .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+// Two convex quads overlap (by more than a pixel) unless some edge's normal separates them.
+const apart = (P, Q) => [P, Q].some(poly => poly.some(([x1, y1], i) => {
+  const [x2, y2] = poly[(i + 1) % 4], nx = y2 - y1, ny = x1 - x2, len = Math.hypot(nx, ny) || 1;
+  const a = P.map(([x, y]) => x * nx + y * ny), b = Q.map(([x, y]) => x * nx + y * ny);
+  return Math.max(...a) <= Math.min(...b) + len || Math.max(...b) <= Math.min(...a) + len; }));
+const texts = (root, sel) => [...root.querySelectorAll(sel)].filter(e => e.textContent.trim()
+  && e.getBoundingClientRect().width > 0).map(e => [e.textContent, quad(e)]);
+document.querySelectorAll('[data-chart]').forEach((chart, n) => {
+  const titles = texts(chart, '.xtitle, .ytitle, .y2title');
+  for (const axis of ['xtick', 'ytick', 'y2tick']) {
+    const ticks = texts(chart, 'g.' + axis + ' text');
+    for (const [t, tq] of titles) for (const [k, kq] of ticks) if (!apart(tq, kq)) out.push(`chart ${n}: title ${t} on ${k}`);
+    for (let i = 0; i < ticks.length; i++) for (let j = i + 1; j < ticks.length; j++)
+      if (!apart(ticks[i][1], ticks[j][1])) out.push(`chart ${n}: ${ticks[i][0]} on ${ticks[j][0]}`);
+  }
+});
+return out;
+"""
+
+
+def _charts_readable(driver: Any, where: str) -> None:
+    overlaps = driver.execute_script(OVERLAP_JS)
+    assert not overlaps, f"{where}: chart text drawn over other text: {overlaps[:5]}"
 
 
 def _phone(driver: Any) -> None:
@@ -93,16 +124,17 @@ def _fits(driver: Any, where: str) -> None:
     _wait(driver, lambda d: d.execute_script(  # charts drawn: Plotly sizes them to the page
         "return [...document.querySelectorAll('[data-chart]')].every(e => e.dataset.drawn === '1')"))
     driver.execute_script("return document.fonts.ready")
+    if os.environ.get("EVALUATOR_SCREENSHOTS"):
+        folder = Path(os.environ["EVALUATOR_SCREENSHOTS"])
+        folder.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(folder / ("phone-" + re.sub(r"[^a-z0-9]+", "-", where.lower()).strip("-") + ".png")))
     inner, scroll, wide = driver.execute_script(WIDE_JS)
     assert scroll <= PHONE and inner == PHONE, f"{where}: the page is {scroll} px wide at {PHONE} px: {wide}"
     inline = driver.execute_script("return document.querySelectorAll('style').length")
     assert inline == 0, f"{where}: a <style> element, which the Content-Security-Policy blocks"
     broken = driver.execute_script(BROKEN_WORDS_JS)
     assert not broken, f"{where}: words broken over lines: {broken}"
-    if os.environ.get("EVALUATOR_SCREENSHOTS"):
-        folder = Path(os.environ["EVALUATOR_SCREENSHOTS"])
-        folder.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(folder / ("phone-" + re.sub(r"[^a-z0-9]+", "-", where.lower()).strip("-") + ".png")))
+    _charts_readable(driver, where)
 
 
 def _first_visit_bytes(driver: Any, url: str, ready: Any) -> tuple[int, list[list[Any]]]:
@@ -152,6 +184,7 @@ def test_a_first_visit_is_light_and_the_font_draws_hangul(loaded: Loaded, report
                 "return [...document.querySelectorAll('[data-chart]')].every(e => e.dataset.drawn === '1')"))
             assert browser.execute_script(
                 "return document.documentElement.scrollWidth <= window.innerWidth"), path
+            _charts_readable(browser, path)
         print(f"first visit: login page {login:,} B, fund page {fund:,} B")
 
 

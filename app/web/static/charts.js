@@ -15,11 +15,23 @@
     });
   }
 
+  // The web font comes in unicode-range slices, fetched for the characters a page shows: a chart's labels
+  // may need slices the page's text did not, and Plotly sizes its margins and tick angles from the text
+  // as first drawn. So the slices for the chart's own text are loaded before it is drawn.
+  function glyphs(spec) {
+    var font = (spec.layout && spec.layout.font) || {};
+    if (!document.fonts || !document.fonts.load || !font.family) { return Promise.resolve(); }
+    return document.fonts.load((font.size || 13) + "px " + font.family, JSON.stringify(spec))
+      .catch(function () {});
+  }
+
   function draw() {
     document.querySelectorAll("[data-chart]").forEach(function (el) {
       var spec = JSON.parse(document.getElementById(el.dataset.chart).textContent);
       var config = { displaylogo: false, responsive: true};
-      Plotly.newPlot(el, spec.data, spec.layout, config).then(function () { el.dataset.drawn = "1"; });
+      glyphs(spec).then(function () {
+        return Plotly.newPlot(el, spec.data, spec.layout, config);
+      }).then(function () { el.dataset.drawn = "1"; });
     });
   }
 
