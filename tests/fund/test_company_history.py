@@ -200,3 +200,22 @@ def test_kahan_sums_add_as_pandas_does_where_a_plain_sum_rounds_differently() ->
     assert not np.array_equal(np.bincount(group, values, minlength=40), want)  # the order of rounding matters
     assert np.array_equal(kahan_sums(np.array([0, 0, 0]), np.array([np.inf, 1.0, 2.0]), 1), [np.inf])
     assert np.array_equal(kahan_sums(np.zeros(0, dtype=int), np.zeros(0), 3), np.zeros(3))
+
+
+def test_a_history_whose_meta_leaves_some_funds_without_a_company_rates_the_others() -> None:
+    """META with blank 운용사 cells (pandas reads them as NaN, not None) once stopped the rating at the
+    first date where such a fund was also left out; the history rates the other companies, as each date
+    rated on its own does."""
+    from evaluator.domains.fund.data.sample import sample_universe
+    from evaluator.domains.fund.history.run import as_of_dates, parse_month, run_history
+
+    u = sample_universe(funds=60, years=7, seed=11, realistic=True)
+    names = u.meta["company"].astype(object).to_numpy().copy()
+    names[::5] = None
+    u.meta["company"] = names
+    dates = as_of_dates(u, parse_month("2024-03", "--from"), parse_month("2025-06", "--to"), "Q")
+    h = run_history(u, default_rubric(), dates)
+    assert h.company_funds is not None and h.company_funds["company"].isna().sum() == 12
+    assert h.companies is not None and (h.companies["status"] == "ok").any()
+    rule = company_rule(default_rubric())
+    assert_identical(h.companies, single_date_history(h.table, h.company_funds, rule, None))
