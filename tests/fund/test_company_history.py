@@ -101,8 +101,12 @@ def universe(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     size = np.round(scale * rng.random(n), int(rng.integers(-3, 3)))
     size[rng.random(n) < 0.07] = np.nan
     size[rng.random(n) < 0.03] = 0.0
-    members = pd.DataFrame({"fund_code": codes, "company": company, "set_amount_krw": size, "portfolio_code": family})
-    days = sorted({f"202{int(rng.integers(0, 5))}-{m:02d}-28" for m in rng.integers(1, 13, int(rng.integers(1, 9)))})
+    members = pd.DataFrame(
+        {"fund_code": codes, "company": company, "set_amount_krw": size, "portfolio_code": family}
+    )
+    days = sorted(
+        {f"202{int(rng.integers(0, 5))}-{m:02d}-28" for m in rng.integers(1, 13, int(rng.integers(1, 9)))}
+    )
     parts = []
     for day in days:
         here = rng.permutation(n)[: int(n * rng.uniform(0.6, 1.0)) or 1]  # funds missing, order shuffled

@@ -15,7 +15,9 @@ from evaluator.domains.fund.data import Universe
 from evaluator.domains.fund.history.run import level_table
 
 
-def plain_scan(lv: np.ndarray, nav_days: pd.DatetimeIndex, day: pd.Timestamp, col: int) -> tuple[float, str | None]:
+def plain_scan(
+    lv: np.ndarray, nav_days: pd.DatetimeIndex, day: pd.Timestamp, col: int
+) -> tuple[float, str | None]:
     for r in range(len(nav_days) - 1, -1, -1):
         v = lv[r, col]
         if nav_days[r] <= day and np.isfinite(v) and v > 0:
@@ -24,7 +26,8 @@ def plain_scan(lv: np.ndarray, nav_days: pd.DatetimeIndex, day: pd.Timestamp, co
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_levels_are_each_funds_last_positive_level_on_or_before_the_date(seed: int) -> None:
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_levels_are_each_funds_last_positive_level_on_or_before_the_date(seed: int, storage: str) -> None:
     rng = np.random.default_rng(seed)
     rows, funds = int(rng.integers(5, 120)), int(rng.integers(1, 40))
     nav_days = pd.bdate_range("2020-01-01", periods=rows)
@@ -45,7 +48,8 @@ def test_levels_are_each_funds_last_positive_level_on_or_before_the_date(seed: i
     picks = list(rng.choice(nav_days, size=min(rows, 8), replace=True))  # repeats, any order
     dates = [*picks, nav_days[0] - pd.Timedelta(days=3), nav_days[-1] + pd.Timedelta(days=10)]
     dates += [nav_days[rows // 2] + pd.Timedelta(hours=12)]  # between two NAV rows
-    table = level_table(universe, dates, (lv, built_codes))
+    with pd.option_context("mode.string_storage", storage):  # the text columns with and without Arrow
+        table = level_table(universe, dates, (lv, built_codes))
     assert len(table) == len(dates) * funds
     k = 0
     for day in dates:

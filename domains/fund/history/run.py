@@ -228,11 +228,11 @@ def _text(parts: Sequence[Sequence[Any]]) -> Any:
     With pandas' Arrow-backed strings each part goes to Arrow directly: ten times faster than letting
     pandas convert one 900,000-element object array.
     """
+    parts = list(parts)  # held (no two live parts share an id), and a 2-D array becomes its rows
     dtype = pd.Series(["x"]).dtype
     if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
         import pyarrow as pa
 
-        parts = list(parts)  # held, so no two live parts share an id
         done: dict[int, pa.Array] = {}  # a part given again (the same list object) is converted once
         for p in parts:
             if id(p) not in done:
