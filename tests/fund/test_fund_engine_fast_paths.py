@@ -14,7 +14,7 @@ import pytest
 
 from evaluator.domains.fund.engine.checks import lifespans
 from evaluator.domains.fund.engine.prepare import fund_matrix
-from evaluator.domains.fund.engine.scoring import group_codes, group_percentile
+from evaluator.domains.fund.engine.scoring import group_codes, group_order, group_percentile
 from evaluator.domains.fund.engine.total_return import Events, apply_distributions, cells, peer_mean_returns
 
 
@@ -58,6 +58,30 @@ def test_group_percentile_with_more_groups_than_int16_codes() -> None:
     mask = rng.random(n) < 0.9
     want = _pandas_percentile(values, groups, mask, True)
     assert np.array_equal(group_percentile(values, groups, mask, True), want, equal_nan=True)
+
+
+def test_group_percentile_sorting_each_group_on_its_own_equals_pandas() -> None:
+    """With ``order`` the values are sorted group by group (few, large groups) or, with many small groups,
+    all at once: both give pandas' ranks, funds without a group included."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        n = int(rng.integers(1, 6000))
+        kinds = int(rng.choice([1, 3, 30, 400]))
+        values = [
+            rng.normal(size=n),
+            rng.integers(-4, 5, n).astype(float),
+            np.where(rng.random(n) < 0.5, 0.0, -0.0),
+            np.where(rng.random(n) < 0.1, -np.inf, rng.normal(size=n).round(2)),
+        ][trial % 4]
+        values[rng.random(n) < 0.1] = np.nan
+        groups = np.array([f"유형{k}" for k in rng.integers(0, kinds, n)], dtype=object)
+        groups[rng.random(n) < 0.05] = None
+        mask = rng.random(n) < 0.9
+        codes = group_codes(groups)
+        for higher in (True, False):
+            want = _pandas_percentile(values, groups, mask, higher)
+            got = group_percentile(values, groups, mask, higher, codes=codes, order=group_order(codes))
+            assert np.array_equal(got, want, equal_nan=True), (trial, kinds, higher)
 
 
 def _dense_levels(nav: np.ndarray, events: Events) -> np.ndarray:

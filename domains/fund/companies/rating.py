@@ -56,15 +56,19 @@ class Ratings:
         return _by_type(*self._types)
 
 
+def sized_funds(size: np.ndarray, rule: CompanyRule) -> np.ndarray:
+    """Which funds have the size the rule weighs by (a known, positive 설정원본 under ``set_amount_krw``)."""
+    if rule.size_field != "set_amount_krw":
+        return np.ones(len(size), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(size) & (size > 0)
+
+
 def _exclusions(f: pd.DataFrame, rule: CompanyRule) -> tuple[np.ndarray, list[str | None]]:
     """Which funds count, and the Korean reason each other fund of a company does not."""
     ok = (f["status"] == OK).to_numpy() & np.isfinite(f["score"].to_numpy(dtype=float))
     provisional = f["provisional"].to_numpy(dtype=bool)
-    size = f["set_amount_krw"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore"):
-        sized = (
-            np.isfinite(size) & (size > 0) if rule.size_field == "set_amount_krw" else np.ones(len(f), bool)
-        )
+    sized = sized_funds(f["set_amount_krw"].to_numpy(dtype=float), rule)
     counted = ok & ~provisional & sized & f["company"].notna().to_numpy()
     why: list[str | None] = [None] * len(f)
     status = f["status"].tolist()
@@ -114,11 +118,10 @@ def rate_companies(funds: pd.DataFrame, rule: CompanyRule, qualitative: Qualitat
     weight = np.full(len(f), np.nan)
     key = pd.MultiIndex.from_arrays([c["company"], c["portfolio"]])
     weight[np.flatnonzero(counted)] = (port["w"] / port["k"]).reindex(key).to_numpy(dtype=float)
-    qual = _qualitative_scores(names, rule, qualitative)
+    qual = qualitative_scores(names, rule, qualitative)
     score, status, reasons = _blend(names, quant_arr, qual, n_ports, rule, qualitative is not None)
     rated = np.array([s == OK for s in status], dtype=bool)
-    top, _ = top_percent(score, np.zeros(len(names), dtype=int), rated)
-    grade = assign_grades(top, {"grade_bands": list(rule.bands)})
+    top, grade = grade_companies(score, rated, np.zeros(len(names), dtype=int), rule)
     _explain_exclusions(f, excluded, names, reasons)
     return Ratings(
         companies=names,
@@ -138,7 +141,8 @@ def rate_companies(funds: pd.DataFrame, rule: CompanyRule, qualitative: Qualitat
     )
 
 
-def _qualitative_scores(names: list[str], rule: CompanyRule, qualitative: Qualitative | None) -> np.ndarray:
+def qualitative_scores(names: list[str], rule: CompanyRule, qualitative: Qualitative | None) -> np.ndarray:
+    """Per company its qualitative score from the pillars it was scored on (NaN without a row)."""
     out = np.full(len(names), np.nan)
     if qualitative is None:
         return out
@@ -153,6 +157,33 @@ def _qualitative_scores(names: list[str], rule: CompanyRule, qualitative: Qualit
     return out
 
 
+def blend(
+    quant: np.ndarray, qual: np.ndarray, n_ports: np.ndarray, rule: CompanyRule
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(final score, rated, too few portfolios, pillars required but missing, blended) per company.
+
+    Rated companies with a qualitative score blend it in (``blended``); the other rated ones keep the
+    quantitative score.
+    """
+    wq, wl = rule.quantitative_weight / 100.0, rule.qualitative_weight / 100.0
+    few = n_ports < rule.min_funds
+    mixed = ~few & np.isfinite(qual) & (wl > 0)
+    needs = ~few & ~mixed & rule.require_qualitative
+    alone = ~few & ~mixed & ~needs
+    score = np.full(len(quant), np.nan)
+    score[mixed] = wq * quant[mixed] + wl * qual[mixed]
+    score[alone] = quant[alone]
+    return score, mixed | alone, few, needs, mixed
+
+
+def grade_companies(
+    score: np.ndarray, rated: np.ndarray, groups: np.ndarray, rule: CompanyRule
+) -> tuple[np.ndarray, np.ndarray]:
+    """(top percent, grade) of each rated company among the rated ones of its group (an as-of date)."""
+    top, _ = top_percent(score, groups, rated)
+    return top, assign_grades(top, {"grade_bands": list(rule.bands)})
+
+
 def _blend(
     names: list[str],
     quant: np.ndarray,
@@ -161,32 +192,25 @@ def _blend(
     rule: CompanyRule,
     has_file: bool,
 ) -> tuple[np.ndarray, list[str], list[list[str]]]:
-    score = np.full(len(names), np.nan)
+    score, rated, few, needs, blended = blend(quant, qual, n_ports, rule)
+    quant_only = rated & ~blended & (rule.qualitative_weight / 100.0 > 0)
     status: list[str] = []
     reasons: list[list[str]] = []
-    wq, wl = rule.quantitative_weight / 100.0, rule.qualitative_weight / 100.0
     for i in range(len(names)):
         why: list[str] = []
-        if n_ports[i] < rule.min_funds:
+        if few[i]:
             why.append(
                 f"평가 가능한 펀드가 {n_ports[i]}개(종류형 클래스는 한 펀드로 계산)로 최소 {rule.min_funds}개에 못 미칩니다"
             )
-            status.append(NOT_RATED)
-        elif np.isfinite(qual[i]) and wl > 0:
-            score[i] = wq * quant[i] + wl * qual[i]
-            status.append(OK)
-        elif rule.require_qualitative:
+        elif needs[i]:
             why.append("방법론이 정성평가를 요구하지만 이 운용사의 정성평가 행이 없습니다")
-            status.append(NOT_RATED)
-        else:
-            score[i] = quant[i]
-            status.append(OK)
-            if wl > 0:
-                why.append(
-                    "정성평가 행이 없어 계량 점수만으로 평가했습니다"
-                    if has_file
-                    else "정성평가 파일이 없어 계량 점수만으로 평가했습니다"
-                )
+        elif quant_only[i]:
+            why.append(
+                "정성평가 행이 없어 계량 점수만으로 평가했습니다"
+                if has_file
+                else "정성평가 파일이 없어 계량 점수만으로 평가했습니다"
+            )
+        status.append(OK if rated[i] else NOT_RATED)
         reasons.append(why)
     return score, status, reasons
 
@@ -198,8 +222,8 @@ def _explain_exclusions(
     at = {n: i for i, n in enumerate(names)}
     tally: dict[tuple[str, str], int] = {}
     for company, why in zip(f["company"].tolist(), excluded, strict=True):
-        if company is not None and why is not None:
-            tally[(company, why)] = tally.get((company, why), 0) + 1
+        if why is not None and pd.notna(company):  # no company: NaN as well as None (pandas' str columns)
+            tally[(str(company), why)] = tally.get((str(company), why), 0) + 1
     for (company, why), n in sorted(tally.items()):
         reasons[at[company]].append(f"제외된 펀드 {n}개: {why}")
 

@@ -75,8 +75,11 @@ def grade_dates(
     pending: list[tuple[int, DateFlags, dict[str, dict[str, np.ndarray]]]] = []
     done: dict[int, dict[str, Any]] = {}
 
+    # the columns every date repeats, one list object for all (the table converts each object once)
+    same = {"fund_code": list(prep.input_codes), "type": prep.types[prep.to_input].tolist()}
+
     def flush() -> None:
-        for k, cols in _score(prep, rubric, pending, headline).items():
+        for k, cols in _score(prep, rubric, pending, headline, same).items():
             done[k] = cols
         pending.clear()
 
@@ -133,8 +136,10 @@ def _score(
     rubric: Mapping[str, Any],
     batch: list[tuple[int, DateFlags, dict[str, dict[str, np.ndarray]]]],
     headline: Sequence[str],
+    same: Mapping[str, list[Any]],
 ) -> dict[int, dict[str, Any]]:
-    """Score a batch of dates in one call of the grader, and build their history columns."""
+    """Score a batch of dates in one call of the grader, and build their history columns (``same``: the
+    columns equal at every date)."""
     if not batch:
         return {}
     n = len(prep.codes)
@@ -165,13 +170,13 @@ def _score(
         ok = status == OK
         grade = scores.grade[part][order].astype(float)
         cols: dict[str, Any] = {
-            "fund_code": list(prep.input_codes),
+            "fund_code": same["fund_code"],
             "as_of": [prep.cal[f.row].strftime("%Y-%m-%d")] * n,
             "status": status.tolist(),
             "grade": np.where(ok, grade, np.nan),
             "score": np.where(ok, scores.score[part][order], np.nan),
             "peer_percentile": np.where(ok, scores.peer_percentile[part][order], np.nan),
-            "type": prep.types[order].tolist(),
+            "type": same["type"],
         }
         measured_any = ~f.errored[order]
         for p in periods:
