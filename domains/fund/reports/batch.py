@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.core import forked
 from evaluator.core.fast_json import dumps_indented
+from evaluator.core.forked import Forked
 from evaluator.core.outputs import (
     atomic_write_text,
     path_inside,
     replacing_dir,
     safe_filename,
-    write_staged_text,
+    write_staged_files,
 )
 from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
@@ -34,6 +36,8 @@ SERIES_FILE = "nav_series.jsonl"
 """The NAV series file a batch folder holds (storage reads it by this name)."""
 
 RESERVED = {"summary"}
+WRITE_CHUNK = 2_500
+"""Reports a writer worker takes at a time: a 15,000-fund batch is written in six, while the next are built."""
 
 
 @dataclass(frozen=True)
@@ -73,23 +77,59 @@ def _inside(base: Path, name: str) -> Path:
     return base / name
 
 
+def _series(evaluation: Evaluation) -> list[tuple[str, str]] | str | None:
+    """Each rated fund's ``nav_series.jsonl`` line (:mod:`~evaluator.domains.fund.engine.nav_series`); None
+    without levels, the reason when they could not be made (a chart must never cost the batch its reports)."""
+    if evaluation.levels is None:
+        return None
+    try:
+        return list(series_lines(evaluation))
+    except Exception as exc:
+        return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"
+
+
 def _write_series(
-    evaluation: Evaluation, folder: Path, files: Mapping[str, str], texts: dict[str, str]
+    lines: list[tuple[str, str]] | str | None, folder: Path, files: Mapping[str, str], texts: dict[str, str]
 ) -> list[str]:
-    """``nav_series.jsonl``: each rated fund's total-return index and its benchmark over its window
-    (:mod:`~evaluator.domains.fund.engine.nav_series`), for charts; a stale one never outlives a rerun.
-    A failure here loses no report: the batch is written without the file and says so."""
+    """``nav_series.jsonl``: the lines of the funds whose reports were written, for charts; a stale one never
+    outlives a rerun. A failure to make them loses no report: the batch is written without the file and says so."""
     target = folder / SERIES_FILE
     target.unlink(missing_ok=True)
-    if evaluation.levels is None:
+    if lines is None:
         return []
-    try:
-        lines = [line for code, line in series_lines(evaluation) if code in files]
-    except Exception as exc:  # a chart must never cost the batch its reports
-        return [f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"]
-    texts[SERIES_FILE] = "".join(f"{line}\n" for line in lines)
+    if isinstance(lines, str):
+        return [lines]
+    texts[SERIES_FILE] = "".join(f"{line}\n" for code, line in lines if code in files)
     atomic_write_text(target, texts[SERIES_FILE])
     return []
+
+
+def _start_writing(built: list[tuple[str, Path, str]], writers: list[tuple[int, Any]]) -> Forked[dict[int, str]]:
+    """A worker writing the reports built since the last one started (the next core creates the files while
+    this one builds the next reports)."""
+    start = writers[-1][0] if writers else 0
+    return forked.start(write_staged_files, [(path, text) for _, path, text in built[start:]])
+
+
+def _written(
+    built: list[tuple[str, Path, str]], writers: list[tuple[int, Forked[dict[int, str]]]], failures: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Wait for the writers; fund code → file name and file name → text of the reports written, in fund
+    order, and each file that could not be written added to ``failures``."""
+    failed: dict[int, str] = {}
+    start = 0
+    for end, writer in writers:
+        failed.update({start + i: error for i, error in writer.result().items()})
+        start = end
+    files: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    for i, (code, path, text) in enumerate(built):
+        if i in failed:
+            failures[code] = failed[i]
+        else:
+            files[code] = path.name
+            texts[path.name] = text
+    return files, texts
 
 
 def page_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
@@ -158,29 +198,37 @@ def _write_batch(
     model_run: Mapping[str, Any] | None,
 ) -> BatchOutcome:
     names = report_names([f.fund_code for f in evaluation.funds])
-    files: dict[str, str] = {}
     failures: dict[str, str] = {}
-    texts: dict[str, str] = {}
+    built: list[tuple[str, Path, str]] = []  # (fund code, file, text) in fund order
+    writers: list[tuple[int, Forked[dict[int, str]]]] = []  # (end of its reports in built, worker)
     total = len(evaluation.funds)
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = folder.resolve()
     facts = page_facts(evaluation)
-    for done, fund in enumerate(evaluation.funds, 1):
-        try:
-            target = _inside(base, names[fund.fund_code])
-            doc = build_report(fund, evaluation.rubric)
-            doc.update(facts.get(fund.fund_code, {}))
-            if model_evaluations is not None:
-                doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-            text = dumps_indented(doc) + "\n"
-            write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
-            files[fund.fund_code] = target.name
-            texts[target.name] = text
-        except Exception as exc:  # one fund's failure must not lose the others' reports
-            failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
-        if on_progress is not None and (done % every == 0 or done == total):
-            on_progress(done, total)
-    warnings = [*warnings, *_write_series(evaluation, folder, files, texts)]
+    try:
+        for done, fund in enumerate(evaluation.funds, 1):
+            try:
+                target = _inside(base, names[fund.fund_code])
+                doc = build_report(fund, evaluation.rubric)
+                doc.update(facts.get(fund.fund_code, {}))
+                if model_evaluations is not None:
+                    doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
+                built.append((fund.fund_code, target, dumps_indented(doc) + "\n"))
+            except Exception as exc:  # one fund's failure must not lose the others' reports
+                failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
+            if len(built) - (writers[-1][0] if writers else 0) >= WRITE_CHUNK:
+                writers.append((len(built), _start_writing(built, writers)))
+            if on_progress is not None and (done % every == 0 or done == total):
+                on_progress(done, total)
+        if len(built) > (writers[-1][0] if writers else 0):
+            writers.append((len(built), _start_writing(built, writers)))
+        lines = _series(evaluation)  # while the workers write
+    except BaseException:
+        for _, writer in writers:
+            writer.cancel()
+        raise
+    files, texts = _written(built, writers, failures)
+    warnings = [*warnings, *_write_series(lines, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
