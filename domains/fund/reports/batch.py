@@ -1,6 +1,9 @@
 """Writing a batch: ``DIR/<fund_code>.json`` per fund, then ``DIR/summary.json`` and ``DIR/summary.csv``.
 
-Every file is written atomically; an existing non-empty DIR needs ``force``; a fund code can never put a
+The folder is written whole beside DIR and swapped in (``replacing_dir``: one ``sync``, then renames), so
+every file of it is the old batch's or the new one's; each rated fund's NAV series lines are made in a
+worker process (:mod:`~evaluator.core.forked`) while the reports are built and written. An existing
+non-empty DIR needs ``force``; a fund code can never put a
 file outside DIR (codes are sanitised, and two codes that sanitise alike, or one that would be called
 ``summary``, get a short hash suffix). A report that fails to build is listed in the summary with its
 error instead of stopping the batch. With a model's evaluations (``fund evaluate --model``) each report
@@ -20,13 +23,11 @@ from typing import Any
 
 from evaluator.core import forked
 from evaluator.core.fast_json import dumps_indented
-from evaluator.core.forked import Forked
 from evaluator.core.outputs import (
-    atomic_write_text,
     path_inside,
     replacing_dir,
     safe_filename,
-    write_staged_files,
+    write_staged_text,
 )
 from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
 from evaluator.domains.fund.reports.report import build_report, build_summary, distribution_csv_rows
@@ -36,8 +37,6 @@ SERIES_FILE = "nav_series.jsonl"
 """The NAV series file a batch folder holds (storage reads it by this name)."""
 
 RESERVED = {"summary"}
-WRITE_CHUNK = 2_500
-"""Reports a writer worker takes at a time: a 15,000-fund batch is written in six, while the next are built."""
 
 
 @dataclass(frozen=True)
@@ -100,36 +99,8 @@ def _write_series(
     if isinstance(lines, str):
         return [lines]
     texts[SERIES_FILE] = "".join(f"{line}\n" for code, line in lines if code in files)
-    atomic_write_text(target, texts[SERIES_FILE])
+    write_staged_text(target, texts[SERIES_FILE])
     return []
-
-
-def _start_writing(built: list[tuple[str, Path, str]], writers: list[tuple[int, Any]]) -> Forked[dict[int, str]]:
-    """A worker writing the reports built since the last one started (the next core creates the files while
-    this one builds the next reports)."""
-    start = writers[-1][0] if writers else 0
-    return forked.start(write_staged_files, [(path, text) for _, path, text in built[start:]])
-
-
-def _written(
-    built: list[tuple[str, Path, str]], writers: list[tuple[int, Forked[dict[int, str]]]], failures: dict[str, str]
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Wait for the writers; fund code → file name and file name → text of the reports written, in fund
-    order, and each file that could not be written added to ``failures``."""
-    failed: dict[int, str] = {}
-    start = 0
-    for end, writer in writers:
-        failed.update({start + i: error for i, error in writer.result().items()})
-        start = end
-    files: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    for i, (code, path, text) in enumerate(built):
-        if i in failed:
-            failures[code] = failed[i]
-        else:
-            files[code] = path.name
-            texts[path.name] = text
-    return files, texts
 
 
 def page_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
@@ -198,13 +169,14 @@ def _write_batch(
     model_run: Mapping[str, Any] | None,
 ) -> BatchOutcome:
     names = report_names([f.fund_code for f in evaluation.funds])
+    files: dict[str, str] = {}
     failures: dict[str, str] = {}
-    built: list[tuple[str, Path, str]] = []  # (fund code, file, text) in fund order
-    writers: list[tuple[int, Forked[dict[int, str]]]] = []  # (end of its reports in built, worker)
+    texts: dict[str, str] = {}
     total = len(evaluation.funds)
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = folder.resolve()
     facts = page_facts(evaluation)
+    series = forked.start(_series, evaluation)  # the NAV series lines, on the next core while reports are written
     try:
         for done, fund in enumerate(evaluation.funds, 1):
             try:
@@ -213,34 +185,31 @@ def _write_batch(
                 doc.update(facts.get(fund.fund_code, {}))
                 if model_evaluations is not None:
                     doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-                built.append((fund.fund_code, target, dumps_indented(doc) + "\n"))
+                text = dumps_indented(doc) + "\n"
+                write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
+                files[fund.fund_code] = target.name
+                texts[target.name] = text
             except Exception as exc:  # one fund's failure must not lose the others' reports
                 failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
-            if len(built) - (writers[-1][0] if writers else 0) >= WRITE_CHUNK:
-                writers.append((len(built), _start_writing(built, writers)))
             if on_progress is not None and (done % every == 0 or done == total):
                 on_progress(done, total)
-        if len(built) > (writers[-1][0] if writers else 0):
-            writers.append((len(built), _start_writing(built, writers)))
-        lines = _series(evaluation)  # while the workers write
     except BaseException:
-        for _, writer in writers:
-            writer.cancel()
+        series.cancel()
         raise
-    files, texts = _written(built, writers, failures)
+    lines = series.result()
     warnings = [*warnings, *_write_series(lines, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
     texts["summary.json"] = dumps_indented(summary) + "\n"
-    summary_json = atomic_write_text(folder / "summary.json", texts["summary.json"])
+    summary_json = write_staged_text(folder / "summary.json", texts["summary.json"])
     rows = distribution_csv_rows(summary)
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    summary_csv = atomic_write_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
+    summary_csv = write_staged_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
     return BatchOutcome(
         folder=folder, files=files, failures=failures, summary_json=summary_json, summary_csv=summary_csv,
         texts=texts,
