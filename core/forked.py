@@ -23,9 +23,10 @@ import pickle
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 T = TypeVar("T")
+FEED_BUFFER = 1 << 20
 
 
 class WorkerDied(RuntimeError):
@@ -35,8 +36,12 @@ class WorkerDied(RuntimeError):
 class Forked(Generic[T]):
     """A call under way in a child process (or already done in this one)."""
 
-    def __init__(self, pid: int | None, fd: int | None, done: tuple[bool, Any] | None) -> None:
+    def __init__(self, pid: int | None, fd: int | None, done: tuple[bool, Any] | None,
+                 feed: BinaryIO | None = None) -> None:
         self._pid, self._fd, self._done = pid, fd, done
+        self.feed = feed
+        """With ``start(..., feed=True)``: what the parent writes here, the child's ``fn`` reads from its first
+        argument; close it to say that is all (before :meth:`result`)."""
 
     def result(self) -> T:
         """The call's return value; its exception is raised here, as if it had run in this process."""
@@ -49,6 +54,9 @@ class Forked(Generic[T]):
 
     def cancel(self) -> None:
         """Stop the child (its result is no longer wanted) and reap it."""
+        if self.feed is not None:
+            with contextlib.suppress(OSError):
+                self.feed.close()
         if self._done is None and self._pid is not None and self._fd is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
@@ -58,6 +66,8 @@ class Forked(Generic[T]):
 
     def _collect(self) -> tuple[bool, Any]:
         assert self._fd is not None and self._pid is not None
+        if self.feed is not None and not self.feed.closed:
+            self.feed.close()
         chunks = []
         try:
             while chunk := os.read(self._fd, 1 << 20):
@@ -72,27 +82,52 @@ class Forked(Generic[T]):
 
 def start(fn: Callable[..., T], *args: Any) -> Forked[T]:
     """``fn(*args)`` in a forked child (``fn``'s result must pickle); in this process where that cannot be."""
+    started = _fork(fn, args, feed=False)
+    assert started is not None
+    return started
+
+
+def start_fed(fn: Callable[..., T], *args: Any) -> Forked[T] | None:
+    """``fn(stream, *args)`` in a forked child, ``stream`` reading what the parent writes to the handle's
+    ``feed`` as it writes it; None where there can be no child (the caller then does the work itself)."""
+    return _fork(fn, args, feed=True)
+
+
+def _fork(fn: Callable[..., T], args: tuple[Any, ...], *, feed: bool) -> Forked[T] | None:
     if not hasattr(os, "fork") or os.environ.get("EVALUATOR_NO_FORK"):
-        return Forked(None, None, _call(fn, args))
+        return None if feed else Forked(None, None, _call(fn, args))
     read, write = os.pipe()
+    feed_read, feed_write = os.pipe() if feed else (-1, -1)
+    if feed and sys.platform.startswith("linux"):  # room for a whole buffer: the parent waits less on the child
+        import fcntl  # POSIX only
+
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(feed_write, 1031, FEED_BUFFER)  # F_SETPIPE_SZ
     parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
-        os.close(read)
-        os.close(write)
-        return Forked(None, None, _call(fn, args))
+        for fd in (read, write, feed_read, feed_write):
+            if fd >= 0:
+                os.close(fd)
+        return None if feed else Forked(None, None, _call(fn, args))
     if pid == 0:  # the child: run, send, and leave without running anything of the parent's
         code = 1
         try:
             os.close(read)
             _die_with(parent)
+            if feed:
+                os.close(feed_write)
+                args = (os.fdopen(feed_read, "rb", buffering=FEED_BUFFER), *args)
             _send(write, _call(fn, args))
             code = 0
         finally:
             os._exit(code)
     os.close(write)
-    return Forked(pid, read, None)
+    if not feed:
+        return Forked(pid, read, None)
+    os.close(feed_read)
+    return Forked(pid, read, None, os.fdopen(feed_write, "wb", buffering=FEED_BUFFER))
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:

@@ -23,10 +23,13 @@ from typing import Any
 
 from evaluator.core import forked
 from evaluator.core.fast_json import dumps_indented
+from evaluator.core.forked import Forked
 from evaluator.core.outputs import (
     path_inside,
     replacing_dir,
     safe_filename,
+    stage_record,
+    write_staged_records,
     write_staged_text,
 )
 from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
@@ -103,6 +106,21 @@ def _write_series(
     return []
 
 
+def _written(
+    writer: Forked[dict[int, str]], sent: list[tuple[str, str, str]], files: dict[str, str],
+    failures: dict[str, str], texts: dict[str, str],
+) -> None:
+    """Wait for the writer; each report it wrote into ``files`` and ``texts`` (in fund order), each it could
+    not into ``failures``."""
+    failed = writer.result()
+    for number, (code, name, text) in enumerate(sent):
+        if number in failed:
+            failures[code] = failed[number]
+        else:
+            files[code] = name
+            texts[name] = text
+
+
 def page_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
     """Per fund, what its page shows beside the grade: period returns against its 유형, the benchmark's
     name, the other share classes of its portfolio. A failure here costs the facts, never a report."""
@@ -177,6 +195,8 @@ def _write_batch(
     base = folder.resolve()
     facts = page_facts(evaluation)
     series = forked.start(_series, evaluation)  # the NAV series lines, on the next core while reports are written
+    writer = forked.start_fed(write_staged_records)  # it creates the report files as they are built
+    sent: list[tuple[str, str, str]] = []  # (fund code, file name, text) of each report the writer was sent
     try:
         for done, fund in enumerate(evaluation.funds, 1):
             try:
@@ -186,17 +206,28 @@ def _write_batch(
                 if model_evaluations is not None:
                     doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
                 text = dumps_indented(doc) + "\n"
-                write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
-                files[fund.fund_code] = target.name
-                texts[target.name] = text
+                if writer is None:
+                    write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
+                    files[fund.fund_code] = target.name
+                    texts[target.name] = text
+                else:
+                    record = stage_record(target, text)
             except Exception as exc:  # one fund's failure must not lose the others' reports
                 failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
+            else:
+                if writer is not None and writer.feed is not None:
+                    writer.feed.write(record)  # outside the fund's try: a writer gone fails the batch
+                    sent.append((fund.fund_code, target.name, text))
             if on_progress is not None and (done % every == 0 or done == total):
                 on_progress(done, total)
+        if writer is not None:
+            _written(writer, sent, files, failures, texts)
+        lines = series.result()
     except BaseException:
-        series.cancel()
+        for worker in (series, writer):
+            if worker is not None:
+                worker.cancel()
         raise
-    lines = series.result()
     warnings = [*warnings, *_write_series(lines, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
