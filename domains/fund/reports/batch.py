@@ -90,6 +90,14 @@ def _series(evaluation: Evaluation) -> list[tuple[str, str]] | str | None:
         return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"
 
 
+def _series_result(series: Forked[list[tuple[str, str]] | str | None]) -> list[tuple[str, str]] | str | None:
+    """The worker's lines; a worker that died costs the chart, never the reports."""
+    try:
+        return series.result()
+    except forked.WorkerDied as exc:
+        return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {exc}"
+
+
 def _write_series(
     lines: list[tuple[str, str]] | str | None, folder: Path, files: Mapping[str, str], texts: dict[str, str]
 ) -> list[str]:
@@ -222,7 +230,7 @@ def _write_batch(
                 on_progress(done, total)
         if writer is not None:
             _written(writer, sent, files, failures, texts)
-        lines = series.result()
+        lines = _series_result(series)
     except BaseException:
         for worker in (series, writer):
             if worker is not None:
