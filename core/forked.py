@@ -148,10 +148,22 @@ def _send(fd: int, done: tuple[bool, Any]) -> None:
     os.close(fd)
 
 
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, looked up once in the parent (a child of a threaded parent should not ``dlopen``)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
 def _die_with(parent: int) -> None:
     """Have the kernel kill this child when the parent dies (Linux); leave at once if it already has."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:
         os._exit(1)
