@@ -40,8 +40,8 @@ class Forked(Generic[T]):
                  feed: BinaryIO | None = None) -> None:
         self._pid, self._fd, self._done = pid, fd, done
         self.feed = feed
-        """With ``start(..., feed=True)``: what the parent writes here, the child's ``fn`` reads from its first
-        argument; close it to say that is all (before :meth:`result`)."""
+        """With :func:`start_fed`: what the parent writes here, the child's ``fn`` reads from its first argument
+        (:meth:`result` closes it, which says that is all)."""
 
     def result(self) -> T:
         """The call's return value; its exception is raised here, as if it had run in this process."""
@@ -54,12 +54,12 @@ class Forked(Generic[T]):
 
     def cancel(self) -> None:
         """Stop the child (its result is no longer wanted) and reap it."""
-        if self.feed is not None:
-            with contextlib.suppress(OSError):
-                self.feed.close()
         if self._done is None and self._pid is not None and self._fd is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
+            if self.feed is not None:
+                with contextlib.suppress(OSError):  # its buffer has nowhere to go now
+                    self.feed.close()
             os.close(self._fd)
             os.waitpid(self._pid, 0)
             self._done = (False, WorkerDied("cancelled"))
@@ -75,9 +75,10 @@ class Forked(Generic[T]):
         finally:
             os.close(self._fd)
             _, status = os.waitpid(self._pid, 0)
-        if not chunks:
+        try:
+            return pickle.loads(b"".join(chunks))
+        except Exception:  # nothing, or a result cut off
             return False, WorkerDied(f"a worker process ended without a result (wait status {status})")
-        return pickle.loads(b"".join(chunks))
 
 
 def start(fn: Callable[..., T], *args: Any) -> Forked[T]:
