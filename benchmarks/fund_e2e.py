@@ -9,7 +9,8 @@ Setup (not timed): the synthetic 15,000-fund universe (five years of business da
 기준일자 × one column per fund; long: 기준일자, 펀드코드, 기준가격 rows), META and the per-유형 benchmark.
 With ``--postgres`` the batch goes into a fresh PostgreSQL database (the tests' own server, ``tests/pg_server.py``),
 its schema created before the timed command (the SQLite file is created by the command itself, as before).
-Timed: the command in a subprocess (its own ``stages:`` line gives read / grade / write / store), its peak
+The previous run's ``out`` and database are moved aside first and deleted after the timed command (deleting
+them just before would make the file system's inode search part of the figure). Timed: the command in a subprocess (its own ``stages:`` line gives read / grade / write / store), its peak
 memory (the child's max RSS), and in the same run a bare ``pd.read_csv`` of the same NAV file (floats, C
 engine) — the floor any reader of that file pays. Last line:
 ``fund_e2e funds=… dates=… layout=… read_s=… engine_s=… write_s=… store_s=… total_s=… raw_read_s=… ratio=… peak_mib=…``
@@ -93,12 +94,14 @@ def main() -> None:
         print(f"setup: wrote {files['data']} ({files['data'].stat().st_size / 2**20:.1f} MiB) in "
               f"{time.perf_counter() - t:.1f} s", flush=True)
     out, db = root / "out", root / "e2e.db"
-    for stale in (db,):
-        stale.unlink(missing_ok=True)
-    if out.exists():
-        import shutil
-
-        shutil.rmtree(out)
+    # The last run's outputs are moved aside now and deleted after the timed job: ext4 skips inodes freed in
+    # the last minute when it allocates new ones, so deleting 15,000 reports just before would time that
+    # search (seconds of kernel time in every file the job creates), not the job.
+    trash = root / f".stale-{os.getpid()}"
+    for stale in (out, db):
+        if stale.exists():
+            trash.mkdir(exist_ok=True)
+            stale.rename(trash / stale.name)
     raw = min(bare_read(files["data"], args.layout) for _ in range(2))
     server = None
     if args.postgres:
@@ -115,6 +118,10 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
+        if trash.exists():
+            import shutil
+
+            shutil.rmtree(trash)
     dates = len(pd.read_csv(files["benchmark"], usecols=[0]))
     load = os.getloadavg()[0]
     print(f"stages: {stages} wall {wall:.2f} s, load average {load:.2f}")

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from evaluator.app.storage.bulk import insert_rows
-from evaluator.app.storage.nav_series import read_series, series_rows
+from evaluator.app.storage.nav_series import check_series, series_rows
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries, Run
 from evaluator.core.fast_json import loads, loads_compact
 from evaluator.core.outputs import path_inside, safe_filename
@@ -87,22 +87,10 @@ def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
     return schema_problems(doc, schema)
 
 
-def read_folder(folder: str | Path, texts: Mapping[str, str] | None = None) -> Batch:
-    """Read and check a report folder; raise :class:`BatchError` naming every problem found.
-
-    ``texts``: the folder's files as just written (file name → text, the batch writer's
-    ``BatchOutcome.texts``), read instead of the files; the same checks run on them."""
-    base = Path(folder)
-    texts = texts or {}
-    if not (base / "summary.json").is_file():
-        raise BatchError(f"{base} has no summary.json; is it a `fund evaluate --out` folder?")
-    summary_text = texts.get("summary.json")
-    summary_bytes = (base / "summary.json").read_bytes() if summary_text is None else summary_text.encode("utf-8")
-    summary = _load_json(base / "summary.json", summary_text)
-    scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
-    problems = _problems(summary, summary_schema()) or scale_problems(summary, scale)  # grades on the rubric's scale
-    if problems:
-        raise BatchError("summary.json does not match the summary schema: " + "; ".join(problems[:5]))
+def _read_reports(
+    base: Path, summary: dict[str, Any], texts: Mapping[str, str], scale: dict[str, Any]
+) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """(compact text, report) for each report summary.json lists, and every problem found."""
     reports: list[tuple[str, dict[str, Any]]] = []
     bad: list[str] = []
     rschema = report_schema()
@@ -140,8 +128,32 @@ def read_folder(folder: str | Path, texts: Mapping[str, str] | None = None) -> B
             bad.append(f"{name}: fund code or as-of differs from summary.json")
         else:
             reports.append((compact, doc))
-    rated = {doc["fund_code"] for _, doc in reports if doc["status"] == "ok"}
-    series, problems = read_series(base, rated, texts.get(SERIES_FILE))
+    return reports, bad
+
+
+def read_folder(folder: str | Path, texts: Mapping[str, str] | None = None) -> Batch:
+    """Read and check a report folder; raise :class:`BatchError` naming every problem found.
+
+    ``texts``: the folder's files as just written (file name → text, the batch writer's
+    ``BatchOutcome.texts``), read instead of the files; the same checks run on them."""
+    base = Path(folder)
+    texts = texts or {}
+    if not (base / "summary.json").is_file():
+        raise BatchError(f"{base} has no summary.json; is it a `fund evaluate --out` folder?")
+    summary_text = texts.get("summary.json")
+    summary_bytes = (base / "summary.json").read_bytes() if summary_text is None else summary_text.encode("utf-8")
+    summary = _load_json(base / "summary.json", summary_text)
+    scale = {"grade_scale": summary["grade_scale"]} if isinstance(summary, dict) and summary.get("grade_scale") else {}
+    problems = _problems(summary, summary_schema()) or scale_problems(summary, scale)  # grades on the rubric's scale
+    if problems:
+        raise BatchError("summary.json does not match the summary schema: " + "; ".join(problems[:5]))
+    series_check = check_series(base, texts.get(SERIES_FILE))  # in a worker, beside the reports' checks
+    try:
+        reports, bad = _read_reports(base, summary, texts, scale)
+    except BaseException:
+        series_check.cancel()
+        raise
+    series, problems = series_check.finish({doc["fund_code"] for _, doc in reports if doc["status"] == "ok"})
     bad += problems
     if bad:
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""

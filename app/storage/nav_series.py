@@ -21,7 +21,9 @@ from sqlalchemy.orm import Session
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.queries import visible
 from evaluator.app.storage.tables import FundDocument, FundResult, FundSeries
+from evaluator.core import forked
 from evaluator.core.fast_json import loads
+from evaluator.core.forked import Forked
 from evaluator.domains.fund.reports import SERIES_FILE
 
 MAX_POINTS = 400  # the writer keeps at most 260; a little room, and no more
@@ -68,37 +70,75 @@ def check_line(doc: Any) -> str:
     return str(doc["fund_code"])
 
 
-def read_series(
-    folder: Path, rated: set[str], text: str | None = None
-) -> tuple[list[tuple[str, str]], list[str]]:
-    """(fund code, line) for each fund in ``nav_series.jsonl`` (none when the folder has no such file),
-    and every problem found (a line of a fund that is not rated in the folder is one). ``text``: the
-    file's text as just written, read instead of the file."""
+class SeriesCheck:
+    """``nav_series.jsonl`` being checked line by line in a worker (:mod:`~evaluator.core.forked`) while the
+    caller checks the reports; :meth:`finish` adds what needs them (each line's fund is a rated one)."""
+
+    def __init__(self, lines: list[str], checked: Forked[list[tuple[int, str | None, str | None]]] | None,
+                 problem: str | None = None) -> None:
+        self._lines, self._checked, self._problem = lines, checked, problem
+
+    def cancel(self) -> None:
+        """Stop the check (the caller failed before it needed it)."""
+        if self._checked is not None:
+            self._checked.cancel()
+
+    def finish(self, rated: set[str]) -> tuple[list[tuple[str, str]], list[str]]:
+        """(fund code, line) for each fund, and every problem found, in line order."""
+        if self._problem is not None:
+            return [], [self._problem]
+        if self._checked is None:
+            return [], []
+        out: list[tuple[str, str]] = []
+        problems: list[str] = []
+        seen: set[str] = set()
+        for number, code, error in self._checked.result():
+            if error is None and (code not in rated or code in seen):
+                error = f"fund {str(code)[:50]!r} is not a rated fund of this batch, or repeated"
+            if error is not None or code is None:
+                problems.append(f"{SERIES_FILE} line {number}: {error}")
+                continue
+            seen.add(code)
+            out.append((code, self._lines[number - 1]))
+        return out, problems
+
+
+def check_series(folder: Path, text: str | None = None) -> SeriesCheck:
+    """Start checking the folder's ``nav_series.jsonl`` (none when the folder has no such file); ``text``:
+    the file's text as just written, read instead of the file."""
     path = folder / SERIES_FILE
     if not path.is_file():
-        return [], []
-    out: list[tuple[str, str]] = []
-    problems: list[str] = []
-    seen: set[str] = set()
+        return SeriesCheck([], None)
     try:
         lines = (path.read_text(encoding="utf-8") if text is None else text).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        return [], [f"{SERIES_FILE}: not readable ({type(exc).__name__})"]
+        return SeriesCheck([], None, f"{SERIES_FILE}: not readable ({type(exc).__name__})")
+    return SeriesCheck(lines, forked.start(_check_lines, lines))
+
+
+def _check_lines(lines: list[str]) -> list[tuple[int, str | None, str | None]]:
+    """(line number, fund code, None) for each valid non-empty line, (line number, None, problem) otherwise:
+    small, since it comes back from the worker (the lines themselves the caller has)."""
+    checked: list[tuple[int, str | None, str | None]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             if len(line) > MAX_LINE:
                 raise SeriesError(f"longer than {MAX_LINE} characters")
-            code = check_line(loads(line))
-            if code not in rated or code in seen:
-                raise SeriesError(f"fund {code[:50]!r} is not a rated fund of this batch, or repeated")
+            checked.append((number, check_line(loads(line)), None))
         except (json.JSONDecodeError, SeriesError) as exc:
-            problems.append(f"{SERIES_FILE} line {number}: {exc}")
-            continue
-        seen.add(code)
-        out.append((code, line))
-    return out, problems
+            checked.append((number, None, str(exc)))
+    return checked
+
+
+def read_series(
+    folder: Path, rated: set[str], text: str | None = None
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(fund code, line) for each fund in ``nav_series.jsonl`` (none when the folder has no such file),
+    and every problem found (a line of a fund that is not rated in the folder is one). ``text``: the
+    file's text as just written, read instead of the file."""
+    return check_series(folder, text).finish(rated)
 
 
 def series_rows(run_id: int, series: list[tuple[str, str]]) -> list[dict[str, Any]]:

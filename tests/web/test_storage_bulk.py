@@ -155,3 +155,37 @@ def test_a_report_file_that_links_outside_the_folder_is_refused(
     (copy / name).symlink_to(outside)
     with pytest.raises(BatchError, match="outside the folder"):
         read_folder(copy)
+
+
+def test_with_or_without_workers_the_batch_and_what_is_stored_are_the_same(
+    written: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reports' files and the NAV series' checks run in worker processes; where there can be none they run
+    in the command itself: the same bytes, the same batch, the same refusals."""
+    folder, texts = written
+    by_workers = read_folder(folder, texts)
+    lines = texts["nav_series.jsonl"].splitlines()
+    broken = tmp_path / "broken"
+    shutil.copytree(folder, broken)
+    (broken / "nav_series.jsonl").write_text(
+        "\n".join([lines[0], "{not json", lines[1], lines[0], "", '{"fund_code": "KR0000", "days": [1]}',
+                   "x" * 70_000, '{"fund_code": "NOPE"}', *lines[2:]]) + "\n", encoding="utf-8")
+    with pytest.raises(BatchError) as refused_by_workers:
+        read_folder(broken)
+    monkeypatch.setenv("EVALUATOR_NO_FORK", "1")
+    codes = [f"KR{i:04d}" for i in range(12)]
+    dates = pd.bdate_range(end="2025-06-30", periods=900)
+    rng = np.random.default_rng(3)
+    navs = pd.DataFrame(1000 * np.cumprod(1 + rng.normal(3e-4, 0.01, (900, 12)), axis=0), index=dates, columns=codes)
+    navs.iloc[:600, 0] = np.nan
+    meta = pd.DataFrame({"type": ["국내주식형", "해외주식형"] * 6, "set_amount": 1e11}, index=codes)
+    alone = write_reports(evaluate_universe(navs, meta), tmp_path / "alone")
+    assert alone.texts == texts
+    assert sorted(p.name for p in alone.folder.iterdir()) == sorted(p.name for p in folder.iterdir())
+    for path in folder.iterdir():
+        assert (alone.folder / path.name).read_bytes() == path.read_bytes(), path.name
+    assert read_folder(alone.folder, alone.texts) == by_workers
+    with pytest.raises(BatchError) as refused_alone:
+        read_folder(broken)
+    assert str(refused_alone.value) == str(refused_by_workers.value)
+    assert "line 2:" in str(refused_alone.value) and "line 4:" in str(refused_alone.value)  # bad JSON, repeated

@@ -1,6 +1,9 @@
 """Writing a batch: ``DIR/<fund_code>.json`` per fund, then ``DIR/summary.json`` and ``DIR/summary.csv``.
 
-Every file is written atomically; an existing non-empty DIR needs ``force``; a fund code can never put a
+The folder is written whole beside DIR and swapped in (``replacing_dir``: one ``sync``, then renames), so
+every file of it is the old batch's or the new one's; each rated fund's NAV series lines are made in a
+worker process (:mod:`~evaluator.core.forked`) while the reports are built and written. An existing
+non-empty DIR needs ``force``; a fund code can never put a
 file outside DIR (codes are sanitised, and two codes that sanitise alike, or one that would be called
 ``summary``, get a short hash suffix). A report that fails to build is listed in the summary with its
 error instead of stopping the batch. With a model's evaluations (``fund evaluate --model``) each report
@@ -18,12 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.core import forked
 from evaluator.core.fast_json import dumps_indented
+from evaluator.core.forked import Forked
 from evaluator.core.outputs import (
-    atomic_write_text,
     path_inside,
     replacing_dir,
     safe_filename,
+    stage_record,
+    write_staged_records,
     write_staged_text,
 )
 from evaluator.domains.fund.engine import Evaluation, benchmark_names, period_returns, series_lines
@@ -73,23 +79,54 @@ def _inside(base: Path, name: str) -> Path:
     return base / name
 
 
+def _series(evaluation: Evaluation) -> list[tuple[str, str]] | str | None:
+    """Each rated fund's ``nav_series.jsonl`` line (:mod:`~evaluator.domains.fund.engine.nav_series`); None
+    without levels, the reason when they could not be made (a chart must never cost the batch its reports)."""
+    if evaluation.levels is None:
+        return None
+    try:
+        return list(series_lines(evaluation))
+    except Exception as exc:
+        return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"
+
+
+def _series_result(series: Forked[list[tuple[str, str]] | str | None]) -> list[tuple[str, str]] | str | None:
+    """The worker's lines; a worker that died costs the chart, never the reports."""
+    try:
+        return series.result()
+    except forked.WorkerDied as exc:
+        return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {exc}"
+
+
 def _write_series(
-    evaluation: Evaluation, folder: Path, files: Mapping[str, str], texts: dict[str, str]
+    lines: list[tuple[str, str]] | str | None, folder: Path, files: Mapping[str, str], texts: dict[str, str]
 ) -> list[str]:
-    """``nav_series.jsonl``: each rated fund's total-return index and its benchmark over its window
-    (:mod:`~evaluator.domains.fund.engine.nav_series`), for charts; a stale one never outlives a rerun.
-    A failure here loses no report: the batch is written without the file and says so."""
+    """``nav_series.jsonl``: the lines of the funds whose reports were written, for charts; a stale one never
+    outlives a rerun. A failure to make them loses no report: the batch is written without the file and says so."""
     target = folder / SERIES_FILE
     target.unlink(missing_ok=True)
-    if evaluation.levels is None:
+    if lines is None:
         return []
-    try:
-        lines = [line for code, line in series_lines(evaluation) if code in files]
-    except Exception as exc:  # a chart must never cost the batch its reports
-        return [f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"]
-    texts[SERIES_FILE] = "".join(f"{line}\n" for line in lines)
-    atomic_write_text(target, texts[SERIES_FILE])
+    if isinstance(lines, str):
+        return [lines]
+    texts[SERIES_FILE] = "".join(f"{line}\n" for code, line in lines if code in files)
+    write_staged_text(target, texts[SERIES_FILE])
     return []
+
+
+def _written(
+    writer: Forked[dict[int, str]], sent: list[tuple[str, str, str]], files: dict[str, str],
+    failures: dict[str, str], texts: dict[str, str],
+) -> None:
+    """Wait for the writer; each report it wrote into ``files`` and ``texts`` (in fund order), each it could
+    not into ``failures``."""
+    failed = writer.result()
+    for number, (code, name, text) in enumerate(sent):
+        if number in failed:
+            failures[code] = failed[number]
+        else:
+            files[code] = name
+            texts[name] = text
 
 
 def page_facts(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
@@ -165,34 +202,53 @@ def _write_batch(
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = folder.resolve()
     facts = page_facts(evaluation)
-    for done, fund in enumerate(evaluation.funds, 1):
-        try:
-            target = _inside(base, names[fund.fund_code])
-            doc = build_report(fund, evaluation.rubric)
-            doc.update(facts.get(fund.fund_code, {}))
-            if model_evaluations is not None:
-                doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
-            text = dumps_indented(doc) + "\n"
-            write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
-            files[fund.fund_code] = target.name
-            texts[target.name] = text
-        except Exception as exc:  # one fund's failure must not lose the others' reports
-            failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
-        if on_progress is not None and (done % every == 0 or done == total):
-            on_progress(done, total)
-    warnings = [*warnings, *_write_series(evaluation, folder, files, texts)]
+    series = forked.start(_series, evaluation)  # the NAV series lines, on the next core while reports are written
+    writer = forked.start_fed(write_staged_records)  # it creates the report files as they are built
+    sent: list[tuple[str, str, str]] = []  # (fund code, file name, text) of each report the writer was sent
+    try:
+        for done, fund in enumerate(evaluation.funds, 1):
+            try:
+                target = _inside(base, names[fund.fund_code])
+                doc = build_report(fund, evaluation.rubric)
+                doc.update(facts.get(fund.fund_code, {}))
+                if model_evaluations is not None:
+                    doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
+                text = dumps_indented(doc) + "\n"
+                if writer is None:
+                    write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
+                    files[fund.fund_code] = target.name
+                    texts[target.name] = text
+                else:
+                    record = stage_record(target, text)
+            except Exception as exc:  # one fund's failure must not lose the others' reports
+                failures[fund.fund_code] = f"{type(exc).__name__}: {exc}"
+            else:
+                if writer is not None and writer.feed is not None:
+                    writer.feed.write(record)  # outside the fund's try: a writer gone fails the batch
+                    sent.append((fund.fund_code, target.name, text))
+            if on_progress is not None and (done % every == 0 or done == total):
+                on_progress(done, total)
+        if writer is not None:
+            _written(writer, sent, files, failures, texts)
+        lines = _series_result(series)
+    except BaseException:
+        for worker in (series, writer):
+            if worker is not None:
+                worker.cancel()
+        raise
+    warnings = [*warnings, *_write_series(lines, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
     texts["summary.json"] = dumps_indented(summary) + "\n"
-    summary_json = atomic_write_text(folder / "summary.json", texts["summary.json"])
+    summary_json = write_staged_text(folder / "summary.json", texts["summary.json"])
     rows = distribution_csv_rows(summary)
     buf = io.StringIO()
     if rows:
         writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    summary_csv = atomic_write_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
+    summary_csv = write_staged_text(folder / "summary.csv", buf.getvalue(), encoding="utf-8-sig")
     return BatchOutcome(
         folder=folder, files=files, failures=failures, summary_json=summary_json, summary_csv=summary_csv,
         texts=texts,
