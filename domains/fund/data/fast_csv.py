@@ -197,8 +197,8 @@ def read_long_csv(
     day_of_cat = parse_dates(pd.Series(date_text, dtype=object))
     if day_of_cat.isna().any() or not day_of_cat.is_unique:
         return None  # an unreadable date, or one day spelled two ways: the general path
-    code_id = _ranks(names.to_numpy(dtype=object))[code_of_row]  # first seen → sorted position
-    day_id = _ranks(day_of_cat.to_numpy())[date_of_row]
+    code_id = _sorted_ids(names.to_numpy(dtype=object), code_of_row)
+    day_id = _sorted_ids(day_of_cat.to_numpy(), date_of_row)
     del code_of_row, date_of_row
     if not _each_fund_rising(code_id, day_id, len(names)):
         return None  # a repeated or earlier date within a fund: the general path names it
@@ -236,9 +236,15 @@ def give_back_freed_memory() -> None:
     trim(0)
 
 
-def _ranks(keys: np.ndarray) -> np.ndarray:
-    """Each key's position once sorted (stable), as int32: the row index arrays stay half the size."""
-    return np.argsort(np.argsort(keys, kind="stable")).astype(np.int32)
+def _sorted_ids(keys: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
+    """Each row's key as its position among the sorted keys (stable), as int32 (half the size of int64).
+
+    ``first_seen`` numbers the keys in the order the file first shows them; a file sorted by fund and date
+    already shows them sorted, and its 20 million ids are used as they are."""
+    rank = np.argsort(np.argsort(keys, kind="stable")).astype(np.int32)
+    if np.array_equal(rank, np.arange(len(rank), dtype=np.int32)):
+        return first_seen.astype(np.int32, copy=False)
+    return rank[first_seen]
 
 
 def _read_long_frame(head: CsvHead, date_col: str, code_col: str, nav_col: str) -> pd.DataFrame | None:
