@@ -15,27 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_fund_fast_csv import _assert_same, _load_both
 
-from evaluator.domains.fund.data import loaders
 from evaluator.domains.fund.data.fast_csv import read_long_csv
 
 DATES = ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
-
-
-def _load_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple]:
-    either = loaders.load_navs_with_adjustments(path)
-    with monkeypatch.context() as m:
-        m.setattr(loaders, "read_wide_csv", lambda *a, **k: None)
-        m.setattr(loaders, "read_long_csv", lambda *a, **k: None)
-        general = loaders.load_navs_with_adjustments(path)
-    return either, general
-
-
-def _assert_same(a: tuple, b: tuple) -> None:
-    pd.testing.assert_frame_equal(a[0], b[0], check_exact=True)
-    assert np.array_equal(a[0].to_numpy().view(np.int64), b[0].to_numpy().view(np.int64))  # bit for bit
-    assert a[1] == b[1] and a[3] == b[3] and a[4] == b[4]  # issues, warnings, source info
-    pd.testing.assert_frame_equal(a[2], b[2], check_exact=True)
 
 
 def _file(codes: list[str], dates: list[str] = DATES, *, order: str = "fund", header: str = "기준일자,펀드코드,기준가격",
