@@ -17,13 +17,14 @@ the same result, without the overlap.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import pickle
 import signal
 import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO, Generic, TypeVar
+
+from evaluator.core.libc import libc_function
 
 T = TypeVar("T")
 FEED_BUFFER = 1 << 20
@@ -149,17 +150,7 @@ def _send(fd: int, done: tuple[bool, Any]) -> None:
     os.close(fd)
 
 
-def _prctl() -> Callable[..., int] | None:
-    """libc's ``prctl``, looked up once in the parent (a child of a threaded parent should not ``dlopen``)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
+_PRCTL = libc_function("prctl")  # looked up in the parent: a child of a threaded parent should not dlopen
 
 
 def _die_with(parent: int) -> None:

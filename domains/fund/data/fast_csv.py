@@ -18,8 +18,6 @@ and date texts (:func:`_codes`), where it is ~3× faster than pandas' factorize.
 from __future__ import annotations
 
 import csv
-import ctypes
-import ctypes.util
 import itertools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evaluator.core.libc import libc_function
 from evaluator.domains.fund.data.readers import (
     BLANKS,
     EXCEL_SUFFIXES,
@@ -129,7 +128,7 @@ def read_wide_csv(
     if frame is None:
         return None
     kinds = frame.dtypes.drop(date_col).map(lambda d: d.kind)
-    if list(frame.columns) != header or not kinds.isin(("f", "i")).all():
+    if not kinds.isin(("f", "i")).all():
         return None  # a cell that is neither a number nor a blank spelling: the general path names it
     date_text = frame[date_col].astype(str).str.strip()
     if date_text.duplicated().any():
@@ -147,11 +146,7 @@ def read_wide_csv(
     keep_rows = priced.any(axis=1)
     order = np.argsort(np.asarray(names, dtype=object)[has_price], kind="stable")
     kept = np.flatnonzero(has_price)[order]
-    navs = pd.DataFrame(
-        values.T[np.ix_(kept, keep_rows)].T, copy=False,  # in the layout pandas' own copy would give (see below)
-        index=pd.DatetimeIndex(dates[keep_rows].to_numpy(), name="date"),
-        columns=pd.Index([names[i] for i in kept], dtype=object).astype(str),  # the general path's label type
-    )
+    navs = _nav_frame(values.T[np.ix_(kept, keep_rows)], dates[keep_rows].to_numpy(), [names[i] for i in kept])
     return navs, issues, len(frame), [str(c) for c in header], head.encoding
 
 
@@ -204,19 +199,23 @@ def read_long_csv(
         return None  # a repeated or earlier date within a fund: the general path names it
     by_fund = np.full((len(names), len(day_of_cat)), np.nan)
     by_fund[code_id, day_id] = nav  # every day and every fund occurs in some row: no empty row or column
-    navs = pd.DataFrame(
-        by_fund.T, copy=False, index=pd.DatetimeIndex(np.sort(day_of_cat.to_numpy()), name="date"),
-        columns=pd.Index(list(np.sort(names.to_numpy(dtype=object))), dtype=object).astype(str),
-    )
+    navs = _nav_frame(by_fund, np.sort(day_of_cat.to_numpy()), list(np.sort(names.to_numpy(dtype=object))))
     notes: list[str] = []
     meta = apply_units(meta_from_rows(row_meta) if row_meta is not None else
                        pd.DataFrame(index=pd.Index([], name="fund_code")), units_of(header), source, notes)
     return navs, meta, notes, rows, list(header), head.encoding
 
 
-# pandas keeps a float frame as one (funds × dates) C-ordered block: ``DataFrame(matrix)`` copies a
-# (dates × funds) matrix into that shape. Building the block itself and handing over its transpose without
-# a copy gives the very same layout (so every later reduction sums in the same order) and saves a 160 MB copy.
+def _nav_frame(by_fund: np.ndarray, dates: np.ndarray, names: list[str]) -> pd.DataFrame:
+    """The NAV matrix (dates × funds) from its (funds × dates) C-ordered block.
+
+    pandas keeps a float frame as one such block: ``DataFrame(matrix)`` copies a (dates × funds) matrix into
+    that shape. Handing over the block's transpose without a copy gives the very same layout (so every later
+    reduction sums in the same order) and saves a 160 MB copy."""
+    return pd.DataFrame(
+        by_fund.T, copy=False, index=pd.DatetimeIndex(dates, name="date"),
+        columns=pd.Index(names, dtype=object).astype(str),  # the general path's label type
+    )
 
 
 def give_back_freed_memory() -> None:
@@ -228,12 +227,11 @@ def give_back_freed_memory() -> None:
     workers trim memory the same way (``malloc_trim``); there is no library call for it. Elsewhere than
     glibc this does nothing."""
     pa.default_memory_pool().release_unused()
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+_MALLOC_TRIM = libc_function("malloc_trim")
 
 
 def _sorted_ids(keys: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
