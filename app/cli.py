@@ -7,6 +7,7 @@ command line is the one edge where project modules load lazily.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import warnings
@@ -14,6 +15,8 @@ from importlib import import_module
 from typing import Any
 
 import typer
+
+from evaluator.core.batch_gc import skip_final_collection
 
 COMMAND_MODULES = (
     "domains",
@@ -95,6 +98,7 @@ def main() -> None:
     logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     # Library deprecation notices (e.g. transformers renaming gradient_checkpointing) are not for CLI users.
     warnings.filterwarnings("ignore", category=FutureWarning)
+    atexit.register(skip_final_collection)
     app()
 
 

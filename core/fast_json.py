@@ -2,17 +2,20 @@
 
 A batch of 15,000 reports is written as indented JSON and stored as compact JSON; Python's ``json``
 encodes indented text in pure Python (most of the time of writing a batch) and parses at a fraction of
-orjson's speed. orjson writes the same bytes except for how it spells some floats (an exponent, a value
-below 1e-4, 17+ integer digits) and some types, and parses the same values except integers of 19+ digits beyond 64 bits
-(it returns a float) and the literals ``NaN``/``Infinity`` (it refuses them). So every function here uses
-orjson only where its result cannot differ, checked on its output or input, and the standard module
-otherwise: the text on disk and in the database is byte for byte what ``json`` writes (only a document
-``json`` cannot encode at all, such as a plain ``Enum`` or a ``UUID``, may be encoded instead of refused).
+orjson's speed. orjson writes the same bytes except for how it spells some floats (below 1e-4: ``3e-05`` as
+``0.00003``, ``1e-07`` as ``1e-7``) and some types, and parses the same values except integers of 19+ digits
+beyond 64 bits (it returns a float) and the literals ``NaN``/``Infinity`` (it refuses them). So orjson's
+text is used where it cannot differ; a text holding such a float has its floats respelled as ``json``
+spells them (``repr`` of the same float: orjson writes the shortest digits that read back exactly), and the
+standard module decides everything else: the text on disk and in the database is byte for byte what
+``json`` writes (only a document ``json`` cannot encode at all, such as a plain ``Enum`` or a ``UUID``, may
+be encoded instead of refused).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -26,26 +29,76 @@ def _table() -> bytes:
         table[c] = ord("0")
     for c in b" \t\r\n:,[-":  # what can stand before a number's digits
         table[c] = ord(" ")
-    table[ord(".")] = ord(".")
-    table[ord("e")] = table[ord("E")] = ord("e")
     return bytes(table)
 
 
 _SHAPE = _table()
-"""Each byte as its class (digit 0, separator space, dot, exponent e, other x): one C pass over the text
-makes the number checks plain substring searches (a regular expression took seconds a batch)."""
-_RISKY = (b"0e", b" " + b"0" * 17)
-"""Numbers orjson spells unlike Python's ``json``: an exponent, 17+ integer digits (and, in the text
-itself, ``0.0000``: a value below 1e-4)."""
+"""Each byte as its class (digit 0, separator space, other x): one C pass over a text makes the search for
+a long integer a plain substring search (a regular expression took seconds a batch)."""
 _LONG_INTEGER = b" " + b"0" * 19
 """An integer of 19+ digits: maybe beyond 64 bits (or below -2**63), which orjson reads as a float."""
 
+_MARKS = (b"e-", b"e+", b"0.0000")
+"""Where orjson can spell a float unlike Python's ``repr``: an exponent (``1e-7`` for ``1e-07``) and a value
+below 1e-4 written out (``0.00003`` for ``3e-05``); elsewhere both write the same shortest digits."""
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*', re.DOTALL)
+"""A JSON string (skipped whole, so digits inside text are never touched) or a number."""
+_MARKED_FLOAT = re.compile(rb"(?<![0-9.\-])-?(?:[0-9][0-9.]*e[-+][0-9]+|0\.0000[0-9]*)")
+"""A whole number token that :data:`_MARKS` flag (an exponent, or ``0.0000…``), maybe inside a string."""
 
-def _risky(out: bytes) -> bool:
-    if b"0.0000" in out:
-        return True
-    shape = out.translate(_SHAPE)
-    return _RISKY[0] in shape or _RISKY[1] in shape
+
+def _python_spelling(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    if token[0] == 0x22 or not (b"." in token or b"e" in token or b"E" in token):
+        return token  # a string, or an integer (both modules write integers alike)
+    return repr(float(token)).encode()  # orjson writes the shortest text of the float: float() is exact
+
+
+def _respelled(out: bytes) -> bytes:
+    """orjson's text with every float as ``json`` spells it (``float.__repr__``), strings untouched."""
+    return _TOKEN.sub(_python_spelling, out)
+
+
+def _marked_respelled(out: bytes) -> bytes:
+    """:func:`_respelled` for a text whose only floats spelled otherwise are the marked ones: those few are
+    respelled in place. A match is inside a string when an odd number of quotes stands before it (each
+    ``\\"`` in a string is an escaped quote unless a string holds an escaped backslash: such a text is
+    tokenised whole instead)."""
+    if b"\\\\" in out:
+        return _respelled(out)
+    parts: list[bytes] = []
+    done = 0
+    for match in _MARKED_FLOAT.finditer(out):
+        start = match.start()
+        if (out.count(b'"', 0, start) - out.count(b'\\"', 0, start)) % 2:
+            continue  # inside a string
+        parts += (out[done:start], repr(float(match.group())).encode())
+        done = match.end()
+    return b"".join([*parts, out[done:]]) if parts else out
+
+
+def _marks_suffice() -> bool:
+    """Whether this orjson spells floats unlike Python only where :data:`_MARKS` show, and every float of
+    1e16 or more with ``e+`` (how :func:`loads_compact` sees an integer beyond 64 bits that orjson read as a
+    float). Checked once on import; any other orjson has every text respelled (slower, the same bytes)."""
+    probes = [1e16, 1.2345e17, 9.3e18, 1.8446744073709552e19, 1.2345678901234568e29, 1e300, 1.7976931348623157e308,
+              9999999999999998.0, 1e15, 123.456, 0.1, 0.0001, 9.99e-05, 3.9577073885828e-05, 1e-05, 1.5e-07, 5e-324]
+    for x in probes + [-x for x in probes]:
+        out = orjson.dumps(x)
+        if (abs(x) >= 1e16 and b"e+" not in out) or (out != repr(x).encode() and not any(m in out for m in _MARKS)):
+            return False
+    return True
+
+
+_MARKED = _marks_suffice()
+
+
+def _as_python(out: bytes) -> bytes:
+    if not _MARKED:
+        return _respelled(out)
+    if b"e-" in out or b"e+" in out or b"0.0000" in out:  # _MARKS, without a generator's cost per text
+        return _marked_respelled(out)
+    return out
 
 
 def _plain(text: str) -> bytes | None:
@@ -63,7 +116,7 @@ def _orjson(doc: Any, option: int) -> bytes | None:
         out = orjson.dumps(doc, option=option, default=_json_default)
     except (TypeError, ValueError):
         return None
-    return None if _risky(out) else out
+    return _as_python(out)
 
 
 def dumps_indented(doc: Any) -> str:
@@ -86,17 +139,15 @@ def loads(text: str) -> Any:
 def loads_compact(text: str) -> tuple[Any, str]:
     """``(json.loads(text), json.dumps(that, ensure_ascii=False, separators=(",", ":")))``: a stored
     report's parsed value and the compact text the database keeps, both exactly as ``json`` gives them."""
-    data = _plain(text)
-    if data is not None:
+    if _MARKED:
         try:
-            doc = orjson.loads(data)  # parsed by orjson: no NaN/infinity, no 65-bit integers, str keys
-        except orjson.JSONDecodeError:
+            doc = orjson.loads(text)  # no NaN/infinity, no lone surrogate, no syntax error: json decides those
+            out = orjson.dumps(doc)
+        except (orjson.JSONDecodeError, TypeError):
             pass
         else:
-            out = _orjson(doc, 0)
-            if out is not None:
-                return doc, out.decode("utf-8")
-            return doc, json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+            if b"e+" not in out:  # no float of 1e16 or more, so no integer beyond 64 bits was read as one
+                return doc, _as_python(out).decode("utf-8")
     doc = json.loads(text)
     return doc, json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
@@ -109,6 +160,6 @@ def dumps_compact(doc: Any) -> str:
                            | orjson.OPT_PASSTHROUGH_DATETIME)
     except TypeError:
         out = None
-    if out is None or b"null" in out or _risky(out):
+    if out is None or b"null" in out:
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
-    return out.decode("utf-8")
+    return _as_python(out).decode("utf-8")

@@ -174,7 +174,7 @@ def write_staged_text(path: Path, text: str, *, encoding: str = "utf-8") -> Path
     return path
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def _write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     view = memoryview(data)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o666)  # O_BINARY: Windows would write "\n" as "\r\n"
@@ -185,7 +185,7 @@ def _write_bytes(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def stage_record(path: Path, text: str, *, encoding: str = "utf-8") -> bytes:
+def stage_record(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> bytes:
     """One file for :func:`write_staged_records` (a worker's feed): its path and encoded text, framed."""
     name, data = os.fsencode(path), text.encode(encoding)
     return struct.pack("<II", len(name), len(data)) + name + data
@@ -202,9 +202,8 @@ def write_staged_records(stream: BinaryIO) -> dict[int, str]:
         name, data = stream.read(size_name), stream.read(size_data)
         if len(data) != size_data:  # the feed was cut off (its writer died): nothing more to write
             break
-        path = Path(os.fsdecode(name))
         try:
-            _write_bytes(path, data)
+            _write_bytes(os.fsdecode(name), data)
         except Exception as exc:  # one file's failure is reported, never the others' loss
             failed[number] = f"{type(exc).__name__}: {exc}"
         number += 1

@@ -27,7 +27,7 @@ from evaluator.app.storage import jobs
 from evaluator.app.storage.apikeys import Principal
 from evaluator.app.storage.audit import record
 from evaluator.app.storage.batches import store_folder
-from evaluator.core.provenance import provenance
+from evaluator.core.provenance import input_hashes_soon, provenance
 from evaluator.domains.fund.data import infer_classes, load_universe
 from evaluator.domains.fund.engine import evaluate_loaded
 from evaluator.domains.fund.reports import write_reports
@@ -126,8 +126,9 @@ def _evaluate(engine: Engine, job_id: int, staged: Staged, beat: jobs.Heartbeat)
                              benchmark=staged.files.get("benchmark"))
     universe = infer_classes(universe)  # share-class families from names, as `fund evaluate` does
     step("지표와 등급 계산 중", 0.3)
+    hashes = input_hashes_soon(universe.sources)  # on the next core while the engine grades
     evaluation = evaluate_loaded(universe, doc, as_of=staged.as_of)
-    evaluation.inputs["provenance"] = provenance(universe.sources, doc)
+    evaluation.inputs["provenance"] = provenance(universe.sources, doc, hashes)
     last = [0.0]
 
     def progress(done: int, total: int) -> None:

@@ -41,6 +41,7 @@ def import_cmd(
     """Store an existing report folder as one batch (one transaction; a batch already stored is left alone)."""
     from evaluator.app.pack_services import store_report_folder
     from evaluator.app.storage.database import DatabaseError, check_url, service_url
+    from evaluator.core.batch_gc import collector_paused
 
     if not reports_dir.is_dir():
         fail(f"{reports_dir} is not a folder")
@@ -49,7 +50,8 @@ def import_cmd(
         check_url(url)
     except DatabaseError as exc:
         fail(str(exc))
-    store_report_folder(url, reports_dir, source="import")
+    with collector_paused():
+        store_report_folder(url, reports_dir, source="import")
 
 
 def register(app: typer.Typer) -> None:

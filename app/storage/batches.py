@@ -75,12 +75,18 @@ def _plain_files(base: Path) -> set[str]:
         return set()
 
 
-def _report_path(base: Path, name: str, plain: set[str]) -> Path:
-    """``base / name`` proven inside the folder (``ValueError`` otherwise), as ``path_inside`` proves it."""
+def _misplaced(base: Path, name: str, plain: set[str]) -> str | None:
+    """Why ``base / name`` is not a plain file name inside the folder, or None: a name among the folder's
+    plain files that is also a safe file name is proven so by that alone; any other is resolved, as
+    ``path_inside`` proves it."""
     stem = name[: -len(".json")]
     if name in plain and safe_filename(stem, default="") == stem:
-        return base / name
-    return path_inside(base, stem, ".json")
+        return None
+    try:
+        path = path_inside(base, stem, ".json")
+    except ValueError:
+        return f"file {name!r} would be outside the folder"
+    return None if path.name == name else f"file {name!r} is not a plain file name in the folder"
 
 
 def _problems(doc: Any, schema: dict[str, Any]) -> list[str]:
@@ -107,17 +113,13 @@ def _read_reports(
         if not isinstance(name, str) or not name.endswith(".json"):
             bad.append(f"{code}: file name {name!r} is not a .json name")
             continue
-        try:
-            path = _report_path(base, name, plain)
-        except ValueError:
-            bad.append(f"{code}: file {name!r} would be outside the folder")
-            continue
-        if path.name != name:
-            bad.append(f"{code}: file {name!r} is not a plain file name in the folder")
+        misplaced = _misplaced(base, name, plain)
+        if misplaced is not None:
+            bad.append(f"{code}: {misplaced}")
             continue
         try:
             text = texts.get(name)
-            doc, compact = loads_compact(path.read_text(encoding="utf-8") if text is None else text)
+            doc, compact = loads_compact((base / name).read_text(encoding="utf-8") if text is None else text)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             bad.append(f"{name}: not readable JSON ({type(exc).__name__})")
             continue
@@ -185,13 +187,13 @@ def _document_rows(run_id: int, reports: Iterable[tuple[str, dict[str, Any]]]) -
 
 
 def _result_rows(
-    run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]], scale: GradeScale
+    run_id: int, as_of: dt.date, reports: Iterable[tuple[str, dict[str, Any]]], scale: GradeScale, current: bool
 ) -> list[dict]:
     return [
         {
             "run_id": run_id,
             "as_of": as_of,
-            "is_current": False,
+            "is_current": current,
             "fund_code": doc["fund_code"],
             "fund_name": doc.get("fund_name"),
             "company": doc.get("company"),
@@ -208,8 +210,15 @@ def _result_rows(
     ]
 
 
-def _mark_current(session: Session, run_id: int, as_of: dt.date) -> None:
-    """Make this run's rows current unless a fund already has a result for a later as-of."""
+def _newest(session: Session, as_of: dt.date) -> bool:
+    """Whether no stored batch is of a later as-of (then no fund has a later result: every result row's
+    as-of is its run's), so this batch's rows go in current, without an update of each."""
+    return not session.scalar(select(exists().where(Run.as_of > as_of)))
+
+
+def _mark_current(session: Session, run_id: int, as_of: dt.date, inserted_current: bool) -> None:
+    """Make this run's rows current unless a fund already has a result for a later as-of (rows inserted
+    current by a batch of the newest as-of need no second look)."""
     new_codes = select(FundResult.fund_code).where(FundResult.run_id == run_id)
     session.execute(
         update(FundResult)
@@ -221,6 +230,8 @@ def _mark_current(session: Session, run_id: int, as_of: dt.date) -> None:
         )
         .values(is_current=False)
     )
+    if inserted_current:
+        return
     later = aliased(FundResult)
     session.execute(
         update(FundResult)
@@ -253,11 +264,12 @@ def _insert(session: Session, batch: Batch, source: str, as_of: dt.date) -> int:
     )
     session.add(run)
     session.flush()
-    rows = _result_rows(run.id, as_of, batch.reports, scale_of(batch.summary.get("grade_scale")))
+    current = _newest(session, as_of)
+    rows = _result_rows(run.id, as_of, batch.reports, scale_of(batch.summary.get("grade_scale")), current)
     insert_rows(session, FundResult.__table__, rows)  # PostgreSQL: COPY; elsewhere one executemany
     insert_rows(session, FundDocument.__table__, _document_rows(run.id, batch.reports))
     insert_rows(session, FundSeries.__table__, series_rows(run.id, batch.series))
-    _mark_current(session, run.id, as_of)
+    _mark_current(session, run.id, as_of, current)
     return run.id
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluator.core import fast_json
 from evaluator.core.fast_json import dumps_compact, dumps_indented, loads, loads_compact
 from evaluator.core.outputs import dumps
 
@@ -108,3 +109,59 @@ def test_compact_refuses_what_json_refuses() -> None:
             json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
         with pytest.raises(TypeError):
             dumps_compact(doc)
+
+
+def _spread_floats(n: int) -> list[float]:
+    """Floats of every magnitude: random bit patterns (all exponents), decimals of 1-17 digits, tiny values
+    around orjson's switch from digits to an exponent, and values near the 1e16 and 1e-4 borders."""
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**63, n, dtype=np.int64).view(np.float64)
+    out = [float(x) for x in bits if np.isfinite(x)]
+    out += [float(f"{m}e{e}") for m, e in zip(rng.integers(1, 10**17, n), rng.integers(-30, 30, n), strict=True)]
+    out += (rng.uniform(1, 10, n) * 10.0 ** rng.integers(-9, -3, n)).tolist()
+    out += [np.nextafter(b, d) for b in (1e16, 1e-4, 1e-5) for d in (0.0, np.inf)]
+    return out + [-x for x in out[:n]]
+
+
+def test_every_float_is_spelled_as_json_spells_it() -> None:
+    floats = _spread_floats(20_000)
+    for chunk in range(0, len(floats), 500):
+        part = floats[chunk : chunk + 500]
+        assert dumps_compact(part) == json.dumps(part, ensure_ascii=False, separators=(",", ":"))
+        assert dumps_indented({"v": part}) == dumps({"v": part}, indent=2)
+        text = json.dumps({"v": part})
+        doc, compact = loads_compact(text)
+        assert repr(doc) == repr(json.loads(text))
+        assert compact == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        assert compact == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+
+
+NUMBERS_IN_TEXT = [
+    {"note": 'a "quoted" 0.00003 and 1e-07, then 3e-05', "v": 3e-05, "w": [1e-07, "0.0000", 2.5e-06]},
+    {"k\\0.00001": 1e-05, "path": "C:\\\\1e-5\\\\", "esc": "\\\"0.00009\\\"", "v": 9e-05},
+    {"한글 0.00001e-5": -7.334318694639588e-06, "e-": "e+", "0.0000": [0.0001, 0.00009999]},
+]
+
+
+@pytest.mark.parametrize("doc", NUMBERS_IN_TEXT, ids=range(len(NUMBERS_IN_TEXT)))
+def test_numbers_inside_strings_are_never_respelled(doc: object) -> None:
+    assert dumps_indented(doc) == dumps(doc, indent=2)
+    assert dumps_compact(doc) == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(doc, ensure_ascii=False)
+    assert loads_compact(text) == (json.loads(text), json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+
+def test_the_installed_orjson_takes_the_fast_path() -> None:
+    """The speed this module exists for: floats differ only where the marks show (else every text is respelled)."""
+    assert fast_json._MARKED
+
+
+def test_an_orjson_that_spells_otherwise_still_gives_json_s_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fast_json, "_MARKED", False)
+    test_every_float_is_spelled_as_json_spells_it()
+    for doc in DOCS:
+        assert dumps_indented(doc) == dumps(doc, indent=2)
+    for text in TEXTS:
+        doc, compact = loads_compact(text)
+        assert repr(doc) == repr(json.loads(text))
+        assert compact == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))

@@ -163,6 +163,19 @@ def test_current_result_is_the_latest_as_of_whatever_the_import_order(
     engine.dispose()
 
 
+def test_a_newer_batch_takes_over_current_from_the_older_one(db_url: str, report_folders: dict[str, Path]) -> None:
+    """The monthly order: the newest batch's rows go in current and the older batch's rows stop being so."""
+    engine = open_database(db_url, migrate=True)
+    early = store_folder(engine, report_folders[AS_OF_EARLY])
+    with Session(engine) as s:
+        assert {r for (r,) in s.execute(select(FundResult.run_id).where(FundResult.is_current))} == {early.run_id}
+    late = store_folder(engine, report_folders[AS_OF_LATE])
+    with Session(engine) as s:
+        current = s.execute(select(FundResult.fund_code, FundResult.run_id).where(FundResult.is_current)).all()
+    assert {run for _, run in current} == {late.run_id} and len(current) == len({c for c, _ in current}) == 40
+    engine.dispose()
+
+
 def test_upgrade_command_is_idempotent_and_default_url_is_under_evaluator_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

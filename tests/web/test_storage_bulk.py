@@ -56,7 +56,7 @@ def _orm_reference(engine: Engine, batch: Batch) -> int:
         session.add(run)
         session.flush()
         scale = scale_of(batch.summary.get("grade_scale"))
-        session.execute(insert(FundResult), _result_rows(run.id, as_of, batch.reports, scale))
+        session.execute(insert(FundResult), _result_rows(run.id, as_of, batch.reports, scale, False))
         session.execute(insert(FundDocument), _document_rows(run.id, batch.reports))
         if batch.series:
             session.execute(insert(FundSeries), series_rows(run.id, batch.series))

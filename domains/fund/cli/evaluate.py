@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from evaluator.core.batch_gc import collector_paused
 from evaluator.core.cli_options import flag, group, options_command
 from evaluator.core.console import console, err_console, fail
 from evaluator.core.generation import GenerationSettings, ModelRef
@@ -152,18 +153,19 @@ def evaluate(opts: EvaluateOptions) -> None:
     With --model, the model also writes its own evaluation of every rated fund (the GRPO task's prompt);
     each report gets `model_evaluation` beside the engine's grade and summary.json counts disagreements.
     """
-    check_source(opts.data, opts.sample)
-    if opts.sample and opts.sample_funds < 20:
-        fail("--sample-funds must be at least 20")
-    opts = dataclasses.replace(opts, outliers=check_outliers(opts.outliers))
-    chosen_model = model_options(opts.model, opts.generation, opts.split)
-    db_url = services().prepare_db(opts.db)
-    check_out_dir(opts.out, opts.force)
-    stages, written = run_evaluate(opts, as_of_flag(opts.as_of), chosen_model)
-    if db_url is not None:
-        t0 = time.perf_counter()
-        services().store_folder(db_url, opts.out, source="evaluate", texts=written)
-        stages["store"] = time.perf_counter() - t0
+    with collector_paused(opts.model is None):  # a one-shot batch (a model's generation keeps it): core/batch_gc.py
+        check_source(opts.data, opts.sample)
+        if opts.sample and opts.sample_funds < 20:
+            fail("--sample-funds must be at least 20")
+        opts = dataclasses.replace(opts, outliers=check_outliers(opts.outliers))
+        chosen_model = model_options(opts.model, opts.generation, opts.split)
+        db_url = services().prepare_db(opts.db)
+        check_out_dir(opts.out, opts.force)
+        stages, written = run_evaluate(opts, as_of_flag(opts.as_of), chosen_model)
+        if db_url is not None:
+            t0 = time.perf_counter()
+            services().store_folder(db_url, opts.out, source="evaluate", texts=written)
+            stages["store"] = time.perf_counter() - t0
     console.print("stages: " + " · ".join(f"{k} {v:.2f} s" for k, v in stages.items()), highlight=False)
 
 
@@ -205,9 +207,11 @@ def _lap(stages: dict[str, float], name: str, since: float) -> float:
 
 def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, opts: EvaluateOptions) -> Any:
     """The engine on the loaded universe, with the batch's provenance (inputs, options, rubric)."""
-    from evaluator.core.provenance import provenance
+    from evaluator.core.provenance import input_hashes_soon, provenance
     from evaluator.domains.fund.engine import evaluate_loaded
 
+    sources = {**universe.sources, **_options(opts)}
+    hashes = input_hashes_soon(sources)  # on the next core while the engine grades
     with console.status(
         f"computing metrics and grades for {universe.navs.shape[1] + len(universe.issues)} funds…"
     ):
@@ -218,7 +222,7 @@ def _grade(universe: Any, doc: dict[str, Any], as_of: dt.date | None, opts: Eval
             allow_unadjusted=opts.allow_unadjusted,
             outliers=opts.outliers,
         )
-    evaluation.inputs["provenance"] = provenance({**universe.sources, **_options(opts)}, doc)
+    evaluation.inputs["provenance"] = provenance(sources, doc, hashes)
     return evaluation
 
 

@@ -75,20 +75,22 @@ def history(opts: HistoryOptions) -> None:
 
     Each date is graded exactly as `fund evaluate --as-of DATE` would; the inputs are read once.
     """
+    from evaluator.core.batch_gc import collector_paused
     from evaluator.domains.fund.cli.services import services
     from evaluator.domains.fund.history import LATEST
 
-    common.check_source(opts.data, opts.sample)
-    if opts.sample and (opts.sample_funds < 20 or opts.sample_years < 1):
-        fail("--sample-funds must be at least 20 and --sample-years at least 1")
-    opts = dataclasses.replace(opts, freq=opts.freq.strip().upper(), outliers=common.check_outliers(opts.outliers))
-    first, last = _months(opts.start, opts.end, opts.freq)
-    db_url = services().prepare_db(opts.db)
-    common.check_out_dir(opts.out, opts.force)
-    result = _run_history(opts, (first, last))
-    _print_history(result, opts.out)
-    if db_url is not None:
-        services().store_folder(db_url, opts.out / LATEST, source="history")
+    with collector_paused():  # a one-shot batch: core/batch_gc.py
+        common.check_source(opts.data, opts.sample)
+        if opts.sample and (opts.sample_funds < 20 or opts.sample_years < 1):
+            fail("--sample-funds must be at least 20 and --sample-years at least 1")
+        opts = dataclasses.replace(opts, freq=opts.freq.strip().upper(), outliers=common.check_outliers(opts.outliers))
+        first, last = _months(opts.start, opts.end, opts.freq)
+        db_url = services().prepare_db(opts.db)
+        common.check_out_dir(opts.out, opts.force)
+        result = _run_history(opts, (first, last))
+        _print_history(result, opts.out)
+        if db_url is not None:
+            services().store_folder(db_url, opts.out / LATEST, source="history")
 
 
 def _months(start: str, end: str, freq: str) -> tuple[pd.Period, pd.Period]:

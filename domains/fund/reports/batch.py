@@ -68,15 +68,16 @@ def report_names(codes: Sequence[str]) -> dict[str, str]:
     return names
 
 
-def _inside(base: Path, name: str) -> Path:
-    """``base / name`` for a name from :func:`report_names` (safe characters, no leading dot), checked so.
+def _inside(base: str, name: str) -> str:
+    """``base/name`` for a name from :func:`report_names` (safe characters, no leading dot), checked so.
 
     :func:`~evaluator.core.outputs.path_inside` proves the same by resolving every path; with 15,000 names
-    from ``safe_filename`` the character check is the proof, at a fraction of the cost."""
+    from ``safe_filename`` the character check is the proof, at a fraction of the cost (and a plain string
+    costs a fraction of a ``Path``)."""
     stem = name[: -len(".json")]
     if not name.endswith(".json") or safe_filename(stem, default="") != stem:
-        return path_inside(base, stem, ".json")
-    return base / name
+        return str(path_inside(Path(base), stem, ".json"))
+    return os.path.join(base, name)
 
 
 def _series(evaluation: Evaluation) -> list[tuple[str, str]] | str | None:
@@ -200,7 +201,7 @@ def _write_batch(
     texts: dict[str, str] = {}
     total = len(evaluation.funds)
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
-    base = folder.resolve()
+    base = str(folder.resolve())
     facts = page_facts(evaluation)
     series = forked.start(_series, evaluation)  # the NAV series lines, on the next core while reports are written
     writer = forked.start_fed(write_staged_records)  # it creates the report files as they are built
@@ -209,15 +210,16 @@ def _write_batch(
         for done, fund in enumerate(evaluation.funds, 1):
             try:
                 target = _inside(base, names[fund.fund_code])
+                file_name = os.path.basename(target)
                 doc = build_report(fund, evaluation.rubric)
                 doc.update(facts.get(fund.fund_code, {}))
                 if model_evaluations is not None:
                     doc["model_evaluation"] = model_evaluations.get(fund.fund_code)
                 text = dumps_indented(doc) + "\n"
                 if writer is None:
-                    write_staged_text(target, text)  # inside the staging folder: the swap makes the batch atomic
-                    files[fund.fund_code] = target.name
-                    texts[target.name] = text
+                    write_staged_text(Path(target), text)  # in the staging folder: the swap makes the batch atomic
+                    files[fund.fund_code] = file_name
+                    texts[file_name] = text
                 else:
                     record = stage_record(target, text)
             except Exception as exc:  # one fund's failure must not lose the others' reports
@@ -225,7 +227,7 @@ def _write_batch(
             else:
                 if writer is not None and writer.feed is not None:
                     writer.feed.write(record)  # outside the fund's try: a writer gone fails the batch
-                    sent.append((fund.fund_code, target.name, text))
+                    sent.append((fund.fund_code, file_name, text))
             if on_progress is not None and (done % every == 0 or done == total):
                 on_progress(done, total)
         if writer is not None:
