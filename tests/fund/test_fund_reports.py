@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,8 @@ from evaluator.core.outputs import STAGING_SUFFIX
 from evaluator.core.schemas import schema_problems
 from evaluator.domains.fund.data.sample import generate_sample
 from evaluator.domains.fund.engine.engine import evaluate_universe
-from evaluator.domains.fund.reports.batch import report_names, write_reports
+from evaluator.domains.fund.reports import batch as batch_module
+from evaluator.domains.fund.reports.batch import SERIES_FILE, report_names, write_reports
 from evaluator.domains.fund.reports.report import report_schema, summary_schema
 
 runner = CliRunner()
@@ -179,11 +181,12 @@ def test_one_unwritable_report_does_not_stop_the_batch(tmp_path: Path) -> None:
     navs, issues, meta, _, _ = navs_from_frame(sample.rows)
     ev = evaluate_universe(navs, meta, issues=issues)
     out = tmp_path / "out"
-    blocked = ev.funds[3].fund_code
+    k = next(i for i, f in enumerate(ev.funds) if i >= 3 and f.status == "ok")  # a rated fund: it has a chart
+    blocked = ev.funds[k].fund_code
     staging = out.with_name(out.name + STAGING_SUFFIX)  # the batch is written there, then swapped in
 
     def block(done: int, total: int) -> None:
-        if done == 3:  # a folder where the next report should go
+        if done == k:  # a folder where the next report should go
             (staging / f"{blocked}.json").mkdir()
 
     outcome = write_reports(ev, out, force=True, on_progress=block)
@@ -192,3 +195,25 @@ def test_one_unwritable_report_does_not_stop_the_batch(tmp_path: Path) -> None:
     summary = json.loads(outcome.summary_json.read_text(encoding="utf-8"))
     line = next(f for f in summary["funds"] if f["fund_code"] == blocked)
     assert line["file"] is None and "write_error" in line
+    charted = [json.loads(x)["fund_code"] for x in (out / SERIES_FILE).read_text(encoding="utf-8").splitlines()]
+    assert set(charted) == {f.fund_code for f in ev.funds if f.status == "ok"} - {blocked}  # its line went too
+
+
+def test_a_failure_to_make_the_nav_series_costs_the_chart_not_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaluator.domains.fund.data.loaders import navs_from_frame
+
+    navs, issues, meta, _, _ = navs_from_frame(generate_sample(funds=20, years=4).rows)
+    ev = evaluate_universe(navs, meta, issues=issues)
+
+    def broken(evaluation: object, max_points: int = 0) -> Iterator[tuple[str, str]]:
+        yield "KR0000", "{}"
+        raise MemoryError("no room for the chart")
+
+    monkeypatch.setattr(batch_module, "series_lines", broken)  # the forked worker has it too
+    outcome = write_reports(ev, tmp_path / "out")
+    assert len(outcome.files) == len(ev.funds) and not outcome.failures
+    assert not (tmp_path / "out" / SERIES_FILE).exists()
+    summary = json.loads(outcome.summary_json.read_text(encoding="utf-8"))
+    assert any("no room for the chart" in w and SERIES_FILE in w for w in summary["warnings"])

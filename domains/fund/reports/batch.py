@@ -2,7 +2,7 @@
 
 The folder is written whole beside DIR and swapped in (``replacing_dir``: one ``sync``, then renames), so
 every file of it is the old batch's or the new one's; each rated fund's NAV series lines are made in a
-worker process (:mod:`~evaluator.core.forked`) while the reports are built and written. An existing
+worker process (:mod:`~evaluator.core.forked`), which writes them itself, while the reports are built and written. An existing
 non-empty DIR needs ``force``; a fund code can never put a
 file outside DIR (codes are sanitised, and two codes that sanitise alike, or one that would be called
 ``summary``, get a short hash suffix). A report that fails to build is listed in the summary with its
@@ -50,8 +50,8 @@ class BatchOutcome:
     summary_json: Path
     summary_csv: Path
     texts: dict[str, str] = field(default_factory=dict, repr=False)
-    """The folder's report, summary and series files as written (file name → text): storing the batch
-    right after writing it reads these instead of reading the files back."""
+    """The folder's report and summary files as written (file name → text): storing the batch right after
+    writing it reads these instead of reading the files back (the series file it reads from the folder)."""
 
 
 def report_names(codes: Sequence[str]) -> dict[str, str]:
@@ -80,38 +80,42 @@ def _inside(base: str, name: str) -> str:
     return os.path.join(base, name)
 
 
-def _series(evaluation: Evaluation) -> list[tuple[str, str]] | str | None:
-    """Each rated fund's ``nav_series.jsonl`` line (:mod:`~evaluator.domains.fund.engine.nav_series`); None
-    without levels, the reason when they could not be made (a chart must never cost the batch its reports)."""
+def _series(evaluation: Evaluation, target: str) -> list[str] | str | None:
+    """Each rated fund's ``nav_series.jsonl`` line (:mod:`~evaluator.domains.fund.engine.nav_series`) written
+    to ``target``; returns the funds' codes in the file's order (the 60 MB of lines stay in the worker).
+    None without levels, the reason when they could not be made (a chart must never cost the batch its reports)."""
     if evaluation.levels is None:
         return None
     try:
-        return list(series_lines(evaluation))
+        codes: list[str] = []
+        lines: list[str] = []
+        for code, line in series_lines(evaluation):
+            codes.append(code)
+            lines.append(f"{line}\n")
+        write_staged_text(Path(target), "".join(lines))
+        return codes
     except Exception as exc:
         return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"
 
 
-def _series_result(series: Forked[list[tuple[str, str]] | str | None]) -> list[tuple[str, str]] | str | None:
-    """The worker's lines; a worker that died costs the chart, never the reports."""
+def _series_result(series: Forked[list[str] | str | None]) -> list[str] | str | None:
+    """The worker's codes; a worker that died costs the chart, never the reports."""
     try:
         return series.result()
     except forked.WorkerDied as exc:
         return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {exc}"
 
 
-def _write_series(
-    lines: list[tuple[str, str]] | str | None, folder: Path, files: Mapping[str, str], texts: dict[str, str]
-) -> list[str]:
-    """``nav_series.jsonl``: the lines of the funds whose reports were written, for charts; a stale one never
-    outlives a rerun. A failure to make them loses no report: the batch is written without the file and says so."""
+def _write_series(written: list[str] | str | None, folder: Path, files: Mapping[str, str]) -> list[str]:
+    """``nav_series.jsonl`` as the worker wrote it, less the lines of funds whose reports were not written; a
+    failure to make it loses no report: the batch goes without the file (a half-written one removed) and says so."""
     target = folder / SERIES_FILE
-    target.unlink(missing_ok=True)
-    if lines is None:
-        return []
-    if isinstance(lines, str):
-        return [lines]
-    texts[SERIES_FILE] = "".join(f"{line}\n" for code, line in lines if code in files)
-    write_staged_text(target, texts[SERIES_FILE])
+    if written is None or isinstance(written, str):
+        target.unlink(missing_ok=True)
+        return [] if written is None else [written]
+    if any(code not in files for code in written):  # a report failed: its chart goes with it
+        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
+        write_staged_text(target, "".join(line for code, line in zip(written, lines, strict=True) if code in files))
     return []
 
 
@@ -203,7 +207,7 @@ def _write_batch(
     every = max(1, total // 200)  # a progress bar needs ~200 updates, not one per fund
     base = str(folder.resolve())
     facts = page_facts(evaluation)
-    series = forked.start(_series, evaluation)  # the NAV series lines, on the next core while reports are written
+    series = forked.start(_series, evaluation, os.path.join(base, SERIES_FILE))  # on the next core, meanwhile
     writer = forked.start_fed(write_staged_records)  # it creates the report files as they are built
     sent: list[tuple[str, str, str]] = []  # (fund code, file name, text) of each report the writer was sent
     try:
@@ -232,13 +236,13 @@ def _write_batch(
                 on_progress(done, total)
         if writer is not None:
             _written(writer, sent, files, failures, texts)
-        lines = _series_result(series)
+        series_codes = _series_result(series)
     except BaseException:
         for worker in (series, writer):
             if worker is not None:
                 worker.cancel()
         raise
-    warnings = [*warnings, *_write_series(lines, folder, files, texts)]
+    warnings = [*warnings, *_write_series(series_codes, folder, files)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
