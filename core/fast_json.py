@@ -43,8 +43,8 @@ _MARKS = (b"e-", b"e+", b"0.0000")
 below 1e-4 written out (``0.00003`` for ``3e-05``); elsewhere both write the same shortest digits."""
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*', re.DOTALL)
 """A JSON string (skipped whole, so digits inside text are never touched) or a number."""
-_MARKED_FLOAT = re.compile(rb"(?<![0-9.\-])-?(?:[0-9][0-9.]*e[-+][0-9]+|0\.0000[0-9]*)")
-"""A whole number token that :data:`_MARKS` flag (an exponent, or ``0.0000…``), maybe inside a string."""
+_NUMBER_BYTES = frozenset(b"0123456789.eE+-")
+"""The bytes a JSON number is made of."""
 
 
 def _python_spelling(match: re.Match[bytes]) -> bytes:
@@ -60,21 +60,33 @@ def _respelled(out: bytes) -> bytes:
 
 
 def _marked_respelled(out: bytes) -> bytes:
-    """:func:`_respelled` for a text whose only floats spelled otherwise are the marked ones: those few are
-    respelled in place. A match is inside a string when an odd number of quotes stands before it (each
-    ``\\"`` in a string is an escaped quote unless a string holds an escaped backslash: such a text is
+    """:func:`_respelled` for a text whose only floats spelled otherwise hold a mark: each mark is found by a
+    plain search and its number respelled in place (any float respelled is ``json``'s spelling, so one that
+    needed none loses nothing). A mark is inside a string when an odd number of quotes stands before it (each
+    ``\\"`` in a string is an escaped quote, unless a string holds an escaped backslash: such a text is
     tokenised whole instead)."""
     if b"\\\\" in out:
         return _respelled(out)
+    spans: set[tuple[int, int]] = set()
+    for mark in _MARKS:
+        at = out.find(mark)
+        while at >= 0:
+            start, end = at, at + len(mark)
+            while start and out[start - 1] in _NUMBER_BYTES:
+                start -= 1
+            while end < len(out) and out[end] in _NUMBER_BYTES:
+                end += 1
+            if not (out.count(b'"', 0, start) - out.count(b'\\"', 0, start)) % 2:  # not inside a string
+                spans.add((start, end))
+            at = out.find(mark, end)
+    if not spans:
+        return out
     parts: list[bytes] = []
     done = 0
-    for match in _MARKED_FLOAT.finditer(out):
-        start = match.start()
-        if (out.count(b'"', 0, start) - out.count(b'\\"', 0, start)) % 2:
-            continue  # inside a string
-        parts += (out[done:start], repr(float(match.group())).encode())
-        done = match.end()
-    return b"".join([*parts, out[done:]]) if parts else out
+    for start, end in sorted(spans):
+        parts += (out[done:start], repr(float(out[start:end])).encode())
+        done = end
+    return b"".join([*parts, out[done:]])
 
 
 def _marks_suffice() -> bool:
