@@ -175,3 +175,39 @@ def dumps_compact(doc: Any) -> str:
     if out is None or b"null" in out:
         return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
     return _as_python(out).decode("utf-8")
+
+
+def _non_finite(doc: Any) -> bool:
+    """Whether a NaN or an infinity is anywhere in ``doc`` (orjson writes them as ``null``, ``json`` does not)."""
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if item - item != 0.0:  # NaN, or an infinity (inf - inf is NaN)
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+    return False
+
+
+def dumps_default(doc: Any) -> str:
+    """``json.dumps(doc)`` (ASCII, ``", "`` and ``": "``), byte for byte: the text of a database JSON column
+    (SQLAlchemy's serialiser; 15,000 funds' metrics a batch). orjson's compact text where it is plain
+    ASCII, escapes nothing, has no separator inside a string and no NaN in the document, with the spaces put
+    in; the standard encoder otherwise (which also raises what ``json`` raises)."""
+    try:
+        out = orjson.dumps(doc, option=_ENCODE)
+    except TypeError:
+        out = None
+    if (
+        out is None
+        or not out.isascii()
+        or b"\\" in out
+        or any(b"," in s or b":" in s for s in out.split(b'"')[1::2])
+        or (b"null" in out and _non_finite(doc))
+    ):
+        return json.dumps(doc)
+    return _as_python(out).replace(b",", b", ").replace(b":", b": ").decode("ascii")

@@ -15,6 +15,8 @@ from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from evaluator.core.fast_json import dumps_default
+
 ENV_URL = "EVALUATOR_DB"
 ENV_HOME = "EVALUATOR_HOME"
 BUSY_TIMEOUT_MS = 15_000
@@ -76,11 +78,12 @@ def make_engine(url: str, *, create_parent: bool = False) -> Engine:
         if path and path != ":memory:" and create_parent:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+            url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+            json_serializer=dumps_default,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, json_serializer=dumps_default)
 
 
 def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evaluator.core import fast_json
-from evaluator.core.fast_json import dumps_compact, dumps_indented, loads, loads_compact
+from evaluator.core.fast_json import dumps_compact, dumps_default, dumps_indented, loads, loads_compact
 from evaluator.core.outputs import dumps
 
 
@@ -165,3 +165,48 @@ def test_an_orjson_that_spells_otherwise_still_gives_json_s_bytes(monkeypatch: p
         doc, compact = loads_compact(text)
         assert repr(doc) == repr(json.loads(text))
         assert compact == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+
+
+DEFAULT_DOCS = [
+    *DOCS[:3], *DOCS[5:], *NUMBERS_IN_TEXT, *COMPACT,
+    {"1y": {"annualized_return": -0.026761489992844334, "beta": 1.0, "alpha": 3e-05, "n": 250}, "10y": None},
+    {"1y": {"x": float("nan")}, "10y": None}, {"x": [None, float("inf")]}, {"nullable": 1.5},
+    {"a,b": 1, "c": "d:e"}, {"k": "plain", "l": ["x", "y"]}, {"k": "é"}, {"k": "tab\t"}, {"k": 'q"uote'},
+    {"np": np.float64(0.5)}, {"big": 2**70}, {1: "int key"}, {"t": (1, 2.5e-07)}, {"b": [True, False, None]},
+    [], {}, "a:b", None, 1e-07, 2**63 - 1, {"nested": [[{"a": [[]]}]], "e-": "e+"},
+]
+
+
+@pytest.mark.parametrize("doc", DEFAULT_DOCS, ids=range(len(DEFAULT_DOCS)))
+def test_default_text_is_byte_identical_to_json_dumps(doc: object) -> None:
+    try:
+        expected = json.dumps(doc)
+    except TypeError:
+        with pytest.raises(TypeError):
+            dumps_default(doc)
+        return
+    assert dumps_default(doc) == expected
+
+
+def test_default_text_of_every_float_is_json_s() -> None:
+    floats = _spread_floats(5_000)
+    for chunk in range(0, len(floats), 250):
+        part = {"v": floats[chunk : chunk + 250], "gap": None}
+        assert dumps_default(part) == json.dumps(part)
+
+
+def test_the_database_stores_json_columns_with_this_serialiser(tmp_path: Path) -> None:
+    from sqlalchemy import JSON, Column, Integer, MetaData, Table, insert, select, text
+
+    from evaluator.app.storage.database import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'j.db'}")
+    table = Table("t", MetaData(), Column("id", Integer, primary_key=True), Column("doc", JSON))
+    table.metadata.create_all(engine)
+    docs = [{"1y": {"r": 3e-05, "s": -0.0267}, "10y": None}, {"x": float("nan")}, {"k": "한글, 값: 1"}]
+    with engine.begin() as conn:
+        conn.execute(insert(table), [{"doc": d} for d in docs])
+        stored = [row[0] for row in conn.execute(text("SELECT doc FROM t ORDER BY id"))]
+        assert conn.execute(select(table.c.doc).where(table.c.id == 1)).scalar() == docs[0]
+    assert stored == [json.dumps(d) for d in docs]
+    engine.dispose()
