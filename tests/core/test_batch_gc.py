@@ -6,6 +6,7 @@ import gc
 import subprocess
 import sys
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,44 @@ def test_the_command_line_freezes_the_heap_at_exit() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "frozen True" in done.stdout
+
+
+def test_fund_evaluate_runs_its_batch_without_collections_and_leaves_the_collector_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seam: the command holds the collector off while it reads, grades, writes and stores (no
+    collection of any generation in there, where it otherwise makes dozens) and gives it back."""
+    from typer.testing import CliRunner
+
+    from evaluator.app.cli import app
+    from evaluator.domains.fund.cli import evaluate as command
+
+    gc.enable()
+    inside: list[bool] = []
+    during: list[int] = []
+    run = command.run_evaluate
+
+    def watched(*args: object, **kwargs: object) -> object:
+        inside.append(gc.isenabled())
+        try:
+            return run(*args, **kwargs)
+        finally:
+            inside.append(gc.isenabled())
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start" and len(inside) == 1:
+            during.append(info["generation"])
+
+    monkeypatch.setattr(command, "run_evaluate", watched)
+    gc.callbacks.append(count)
+    try:
+        done = CliRunner().invoke(app, [
+            "fund", "evaluate", "--sample", "--sample-funds", "60", "--out", str(tmp_path / "out"),
+            "--db", f"sqlite:///{tmp_path / 'e.db'}",
+        ])
+    finally:
+        gc.callbacks.remove(count)
+    assert done.exit_code == 0, done.output
+    assert "stored run 1" in done.output
+    assert inside == [False, False] and during == []
+    assert gc.isenabled()
