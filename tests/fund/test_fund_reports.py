@@ -197,6 +197,7 @@ def test_one_unwritable_report_does_not_stop_the_batch(tmp_path: Path) -> None:
     assert line["file"] is None and "write_error" in line
     charted = [json.loads(x)["fund_code"] for x in (out / SERIES_FILE).read_text(encoding="utf-8").splitlines()]
     assert set(charted) == {f.fund_code for f in ev.funds if f.status == "ok"} - {blocked}  # its line went too
+    assert outcome.texts[SERIES_FILE] == (out / SERIES_FILE).read_text(encoding="utf-8")  # what storing reads
 
 
 def test_a_failure_to_make_the_nav_series_costs_the_chart_not_the_reports(

@@ -117,8 +117,7 @@ def test_the_written_texts_are_the_files(written: tuple[Path, dict[str, str]]) -
     folder, texts = written
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name in texts}
     assert set(texts) == set(on_disk) and texts == on_disk
-    assert "summary.json" in texts and len(texts) == 12 + 1  # the series file the worker wrote is read from the folder
-    assert (folder / "nav_series.jsonl").is_file()
+    assert "summary.json" in texts and "nav_series.jsonl" in texts and len(texts) == 12 + 2
 
 
 def test_storing_from_the_written_texts_is_storing_the_files(
@@ -165,7 +164,7 @@ def test_with_or_without_workers_the_batch_and_what_is_stored_are_the_same(
     in the command itself: the same bytes, the same batch, the same refusals."""
     folder, texts = written
     by_workers = read_folder(folder, texts)
-    lines = (folder / "nav_series.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = texts["nav_series.jsonl"].splitlines()
     broken = tmp_path / "broken"
     shutil.copytree(folder, broken)
     (broken / "nav_series.jsonl").write_text(

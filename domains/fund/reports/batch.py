@@ -50,8 +50,8 @@ class BatchOutcome:
     summary_json: Path
     summary_csv: Path
     texts: dict[str, str] = field(default_factory=dict, repr=False)
-    """The folder's report and summary files as written (file name → text): storing the batch right after
-    writing it reads these instead of reading the files back (the series file it reads from the folder)."""
+    """The folder's report, summary and series files as written (file name → text): storing the batch
+    right after writing it reads these instead of reading the files back."""
 
 
 def report_names(codes: Sequence[str]) -> dict[str, str]:
@@ -80,10 +80,15 @@ def _inside(base: str, name: str) -> str:
     return os.path.join(base, name)
 
 
-def _series(evaluation: Evaluation, target: str) -> list[str] | str | None:
+Written = tuple[list[str], str]
+"""What the series worker made: the funds' codes in the file's order, and the file's text."""
+
+
+def _series(evaluation: Evaluation, target: str) -> Written | str | None:
     """Each rated fund's ``nav_series.jsonl`` line (:mod:`~evaluator.domains.fund.engine.nav_series`) written
-    to ``target``; returns the funds' codes in the file's order (the 60 MB of lines stay in the worker).
-    None without levels, the reason when they could not be made (a chart must never cost the batch its reports)."""
+    to ``target``; returns the codes and the text (one string: it comes back through the pipe at memory
+    speed, where 15,000 separate lines took seconds to pickle, join and write). None without levels, the
+    reason when they could not be made (a chart must never cost the batch its reports)."""
     if evaluation.levels is None:
         return None
     try:
@@ -92,30 +97,37 @@ def _series(evaluation: Evaluation, target: str) -> list[str] | str | None:
         for code, line in series_lines(evaluation):
             codes.append(code)
             lines.append(f"{line}\n")
-        write_staged_text(Path(target), "".join(lines))
-        return codes
+        text = "".join(lines)
+        write_staged_text(Path(target), text)
+        return codes, text
     except Exception as exc:
         return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {type(exc).__name__}: {exc}"
 
 
-def _series_result(series: Forked[list[str] | str | None]) -> list[str] | str | None:
-    """The worker's codes; a worker that died costs the chart, never the reports."""
+def _series_result(series: Forked[Written | str | None]) -> Written | str | None:
+    """The worker's codes and text; a worker that died costs the chart, never the reports."""
     try:
         return series.result()
     except forked.WorkerDied as exc:
         return f"기준가 추이({SERIES_FILE})를 만들지 못했습니다: {exc}"
 
 
-def _write_series(written: list[str] | str | None, folder: Path, files: Mapping[str, str]) -> list[str]:
-    """``nav_series.jsonl`` as the worker wrote it, less the lines of funds whose reports were not written; a
-    failure to make it loses no report: the batch goes without the file (a half-written one removed) and says so."""
+def _write_series(
+    written: Written | str | None, folder: Path, files: Mapping[str, str], texts: dict[str, str]
+) -> list[str]:
+    """``nav_series.jsonl`` as the worker wrote it (its text into ``texts``), less the lines of funds whose
+    reports were not written; a failure to make it loses no report: the batch goes without the file (a
+    half-written one removed) and says so."""
     target = folder / SERIES_FILE
     if written is None or isinstance(written, str):
         target.unlink(missing_ok=True)
         return [] if written is None else [written]
-    if any(code not in files for code in written):  # a report failed: its chart goes with it
-        lines = target.read_text(encoding="utf-8").splitlines(keepends=True)
-        write_staged_text(target, "".join(line for code, line in zip(written, lines, strict=True) if code in files))
+    codes, text = written
+    if any(code not in files for code in codes):  # a report failed: its chart goes with it
+        lines = text.splitlines(keepends=True)
+        text = "".join(line for code, line in zip(codes, lines, strict=True) if code in files)
+        write_staged_text(target, text)
+    texts[SERIES_FILE] = text
     return []
 
 
@@ -236,13 +248,13 @@ def _write_batch(
                 on_progress(done, total)
         if writer is not None:
             _written(writer, sent, files, failures, texts)
-        series_codes = _series_result(series)
+        series_written = _series_result(series)
     except BaseException:
         for worker in (series, writer):
             if worker is not None:
                 worker.cancel()
         raise
-    warnings = [*warnings, *_write_series(series_codes, folder, files)]
+    warnings = [*warnings, *_write_series(series_written, folder, files, texts)]
     summary = build_summary(evaluation, files, warnings=warnings, failures=failures)
     if model_evaluations is not None:
         add_model_to_summary(summary, model_evaluations, model_run or {})
