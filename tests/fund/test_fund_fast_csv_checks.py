@@ -33,9 +33,10 @@ def test_encoding_is_the_general_readers(raw: bytes, tmp_path: Path) -> None:
             _encoding(path, "DATA x")
         assert str(got.value) == str(exc)
     else:
-        encoding, first = _encoding(path, "DATA x")
+        encoding, first, spaced = _encoding(path, "DATA x")
         assert encoding == expected
         assert first == raw.split(b"\n")[0]
+        assert spaced == (b" " in raw or b"\t" in raw)
 
 
 def test_encoding_reads_a_body_longer_than_one_slice(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from test_fund_fast_csv import _assert_same, _load_both
 
-from evaluator.domains.fund.data.fast_csv import read_long_csv
+from evaluator.domains.fund.data.fast_csv import csv_head, read_long_csv
 
 DATES = ["2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05", "2024-01-08"]
 
@@ -104,3 +104,23 @@ def test_a_repeated_row_deep_in_a_big_file_still_falls_back(tmp_path: Path) -> N
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join([*lines, lines[-1]]), encoding="utf-8")
     assert read_long_csv(path, "DATA") is None
+
+
+@pytest.mark.parametrize("gap", [" ", "  ", "\t"])
+def test_spaces_after_commas_far_into_a_big_file_read_the_same(gap: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """pandas skips spaces after a comma only when asked, which slows the whole parse; it is asked only when
+    the file holds a space or a tab, found however deep: here only in rows past the first 8 MiB slice."""
+    body = _big(tmp_path, "fund").read_text(encoding="utf-8").splitlines(keepends=True)
+    more = [line.replace(",0", ",9", 1) for line in body[1:]]  # the same funds again under other codes
+    plain, path = tmp_path / "plain.csv", tmp_path / "spaced.csv"
+    plain.write_text("".join(body + more), encoding="utf-8")
+    more[-300:] = [line.replace(",", "," + gap) for line in more[-300:]]
+    path.write_text("".join(body + more), encoding="utf-8")
+    assert path.stat().st_size > 2**23 + 2**20
+    assert csv_head(plain).spaced is False and csv_head(path).spaced is True
+    if gap.strip(" ") == "":
+        assert read_long_csv(path, "DATA") is not None, "expected the fast path"
+    either, general = _load_both(path, monkeypatch)
+    _assert_same(either, general)
+    assert either[0].shape == (700, 800)
