@@ -47,13 +47,17 @@ def _click(driver: Any, css: str, text: str | None = None) -> None:
 
 
 def _attached(element: Any) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
     try:
         element.tag_name  # noqa: B018 (a stale element raises)
         return True
     except StaleElementReferenceException:
         return False
+    except WebDriverException as exc:  # chromedriver, asked mid-navigation, may word staleness this way
+        if "does not belong to the document" in str(exc):
+            return False
+        raise
 
 
 def _companies_listed(driver: Any) -> list[str]:
