@@ -22,22 +22,6 @@ import orjson
 
 from evaluator.core.outputs import _json_default, dumps
 
-
-def _table() -> bytes:
-    table = bytearray(b"x" * 256)  # any other byte
-    for c in b"0123456789":
-        table[c] = ord("0")
-    for c in b" \t\r\n:,[-":  # what can stand before a number's digits
-        table[c] = ord(" ")
-    return bytes(table)
-
-
-_SHAPE = _table()
-"""Each byte as its class (digit 0, separator space, other x): one C pass over a text makes the search for
-a long integer a plain substring search (a regular expression took seconds a batch)."""
-_LONG_INTEGER = b" " + b"0" * 19
-"""An integer of 19+ digits: maybe beyond 64 bits (or below -2**63), which orjson reads as a float."""
-
 _MARKS = (b"e-", b"e+", b"0.0000")
 """Where orjson can spell a float unlike Python's ``repr``: an exponent (``1e-7`` for ``1e-07``) and a value
 below 1e-4 written out (``0.00003`` for ``3e-05``); elsewhere both write the same shortest digits."""
@@ -91,8 +75,9 @@ def _marked_respelled(out: bytes) -> bytes:
 
 def _marks_suffice() -> bool:
     """Whether this orjson spells floats unlike Python only where :data:`_MARKS` show, and every float of
-    1e16 or more with ``e+`` (how :func:`loads_compact` sees an integer beyond 64 bits that orjson read as a
-    float). Checked once on import; any other orjson has every text respelled (slower, the same bytes)."""
+    1e16 or more with ``e+`` (how :func:`_orjson_read` sees an integer beyond 64 bits that orjson read as a
+    float). Checked once on import; any other orjson has every text respelled and read by ``json`` (slower,
+    the same bytes and values)."""
     probes = [1e16, 1.2345e17, 9.3e18, 1.8446744073709552e19, 1.2345678901234568e29, 1e300, 1.7976931348623157e308,
               9999999999999998.0, 1e15, 123.456, 0.1, 0.0001, 9.99e-05, 3.9577073885828e-05, 1e-05, 1.5e-07, 5e-324]
     for x in probes + [-x for x in probes]:
@@ -113,13 +98,6 @@ def _as_python(out: bytes) -> bytes:
     return out
 
 
-def _plain(text: str) -> bytes | None:
-    """``text`` as UTF-8 for orjson, or None when it may hold an integer orjson reads unlike json."""
-    data = text.encode("utf-8", "surrogatepass")  # a lone surrogate: orjson refuses it, json decides
-    shape = data.translate(_SHAPE)
-    return None if _LONG_INTEGER in shape or shape.startswith(_LONG_INTEGER[1:]) else data
-
-
 _ENCODE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
 
@@ -137,29 +115,33 @@ def dumps_indented(doc: Any) -> str:
     return dumps(doc, indent=2) if out is None else out.decode("utf-8")
 
 
+def _orjson_read(text: str) -> tuple[Any, bytes] | None:
+    """orjson's parse of ``text`` and its compact text of it, where that parse is ``json``'s own; None where
+    the standard reader must decide: orjson refuses the text (NaN, a lone surrogate, a syntax error: ``json``
+    decides and words them), a float of 1e16 or more came out (``e+`` in orjson's text: perhaps an integer
+    beyond 64 bits read as a float), or this orjson spells floats otherwise than checked on import."""
+    if not _MARKED:
+        return None
+    try:
+        doc = orjson.loads(text)
+        out = orjson.dumps(doc)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
+    return None if b"e+" in out else (doc, out)
+
+
 def loads(text: str) -> Any:
     """``json.loads(text)``: the same values, errors included (orjson only where it reads the same)."""
-    data = _plain(text)
-    if data is not None:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass  # NaN, a lone surrogate, a syntax error: the standard reader decides and words it
-    return json.loads(text)
+    read = _orjson_read(text)
+    return json.loads(text) if read is None else read[0]
 
 
 def loads_compact(text: str) -> tuple[Any, str]:
     """``(json.loads(text), json.dumps(that, ensure_ascii=False, separators=(",", ":")))``: a stored
     report's parsed value and the compact text the database keeps, both exactly as ``json`` gives them."""
-    if _MARKED:
-        try:
-            doc = orjson.loads(text)  # no NaN/infinity, no lone surrogate, no syntax error: json decides those
-            out = orjson.dumps(doc)
-        except (orjson.JSONDecodeError, TypeError):
-            pass
-        else:
-            if b"e+" not in out:  # no float of 1e16 or more, so no integer beyond 64 bits was read as one
-                return doc, _as_python(out).decode("utf-8")
+    read = _orjson_read(text)
+    if read is not None:
+        return read[0], _as_python(read[1]).decode("utf-8")
     doc = json.loads(text)
     return doc, json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
@@ -168,8 +150,7 @@ def dumps_compact(doc: Any) -> str:
     """``json.dumps(doc, ensure_ascii=False, separators=(",", ":"))``, byte for byte (``NaN`` stays ``NaN``:
     orjson writes null for it, so any text of orjson's that holds a null is the standard encoder's to write)."""
     try:
-        out = orjson.dumps(doc, option=orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-                           | orjson.OPT_PASSTHROUGH_DATETIME)
+        out = orjson.dumps(doc, option=_ENCODE)
     except TypeError:
         out = None
     if out is None or b"null" in out:

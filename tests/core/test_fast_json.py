@@ -162,6 +162,7 @@ def test_an_orjson_that_spells_otherwise_still_gives_json_s_bytes(monkeypatch: p
     for doc in DOCS:
         assert dumps_indented(doc) == dumps(doc, indent=2)
     for text in TEXTS:
+        assert repr(loads(text)) == repr(json.loads(text))
         doc, compact = loads_compact(text)
         assert repr(doc) == repr(json.loads(text))
         assert compact == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
